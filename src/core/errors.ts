@@ -1,0 +1,69 @@
+/**
+ * The one typed error of aicr. Every failure that reaches `main` carries a code, and only `main`
+ * turns that code into an exit status (see EXIT_CODES).
+ */
+
+export const EXIT_CODES = {
+  INVALID_REQUEST: 2,
+  CONFLICT: 2,
+  NOT_FOUND: 3,
+  UNAUTHORIZED: 4,
+  TIMEOUT: 5,
+  UNAVAILABLE: 6,
+  RATE_LIMITED: 7,
+  INTERNAL: 8,
+  CANCELED: 9,
+} as const;
+
+export type ErrorCode = keyof typeof EXIT_CODES;
+
+/** Exit status for an error that carries no code (a bug, or a library throwing something unexpected). */
+export const UNSTRUCTURED_EXIT = 1;
+
+export interface AicrErrorOptions {
+  /** What the operator can do about it, in one sentence. */
+  remedy?: string;
+  /** Structured fields for logs (never secrets). */
+  context?: Record<string, unknown>;
+  cause?: unknown;
+}
+
+export class AicrError extends Error {
+  override readonly name = "AicrError";
+  readonly code: ErrorCode;
+  readonly remedy: string | undefined;
+  readonly context: Record<string, unknown>;
+
+  constructor(code: ErrorCode, message: string, options: AicrErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.remedy = options.remedy;
+    this.context = options.context ?? {};
+  }
+
+  get exitCode(): number {
+    return EXIT_CODES[this.code];
+  }
+}
+
+export function isAicrError(err: unknown): err is AicrError {
+  return err instanceof AicrError;
+}
+
+/** The exit status main uses for any thrown value. */
+export function exitCodeOf(err: unknown): number {
+  return isAicrError(err) ? err.exitCode : UNSTRUCTURED_EXIT;
+}
+
+/** `[CODE] message: cause` plus the remedy on its own line, as the operator reads it on stderr. */
+export function formatError(err: unknown): string {
+  if (!isAicrError(err)) {
+    return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  }
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+  const remedy = err.remedy ? `\n  remedy: ${err.remedy}` : "";
+  return `[${err.code}] ${err.message}${cause}${remedy}`;
+}
+
+export const invalid = (message: string, options?: AicrErrorOptions): AicrError =>
+  new AicrError("INVALID_REQUEST", message, options);

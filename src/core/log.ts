@@ -1,0 +1,79 @@
+import { type ConsolaInstance, type ConsolaReporter, createConsola, type LogObject } from "consola/basic";
+
+/**
+ * Logging: everything goes to stderr (stdout is data). A message is the first argument; an optional
+ * plain object second argument holds structured fields, rendered `key=value` in text mode and merged
+ * into the object in JSON mode.
+ */
+export type Logger = ConsolaInstance;
+
+export interface LoggerOptions {
+  json?: boolean;
+  debug?: boolean;
+  /** Defaults to: stderr is a TTY and NO_COLOR is unset. */
+  color?: boolean;
+  /** Defaults to process.stderr; tests pass their own sink. */
+  write?: (line: string) => void;
+  /** Prefix every text line (the agent sets it so its lines stand out in the controller's stream). */
+  tag?: string;
+}
+
+const LEVEL_NAMES: Record<number, string> = { 0: "error", 1: "warn", 2: "info", 3: "info", 4: "debug", 5: "trace" };
+const SECRET_KEY = /token|password|secret|client-key|authorization|bearer/i;
+
+function splitArgs(args: unknown[]): { message: string; fields: Record<string, unknown> } {
+  const [first, ...rest] = args;
+  const fields: Record<string, unknown> = {};
+  for (const extra of rest) {
+    if (extra && typeof extra === "object" && !Array.isArray(extra)) Object.assign(fields, extra);
+  }
+  for (const key of Object.keys(fields)) if (SECRET_KEY.test(key)) fields[key] = "[redacted]";
+  const message = first instanceof Error ? first.message : String(first ?? "");
+  return { message, fields };
+}
+
+function renderValue(value: unknown): string {
+  const text = typeof value === "string" ? value : JSON.stringify(value);
+  return /[\s"=]/.test(text ?? "") ? JSON.stringify(text) : String(text);
+}
+
+function textReporter(opts: Required<Pick<LoggerOptions, "color" | "write">> & LoggerOptions): ConsolaReporter {
+  const paint = (code: number, s: string): string => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
+  return {
+    log(obj: LogObject) {
+      const { message, fields } = splitArgs(obj.args);
+      const level = LEVEL_NAMES[obj.level] ?? "info";
+      const prefix =
+        level === "error"
+          ? paint(31, "ERROR ")
+          : level === "warn"
+            ? paint(33, "WARN ")
+            : level === "debug" || level === "trace"
+              ? paint(90, "DEBUG ")
+              : "";
+      const tail = Object.entries(fields)
+        .map(([k, v]) => ` ${paint(90, `${k}=`)}${renderValue(v)}`)
+        .join("");
+      const tag = opts.tag ? `${opts.tag} ` : "";
+      opts.write(`${tag}${prefix}${message}${tail}\n`);
+    },
+  };
+}
+
+function jsonReporter(write: (line: string) => void): ConsolaReporter {
+  return {
+    log(obj: LogObject) {
+      const { message, fields } = splitArgs(obj.args);
+      const level = LEVEL_NAMES[obj.level] ?? "info";
+      write(`${JSON.stringify({ time: obj.date.toISOString(), level, msg: message, ...fields })}\n`);
+    },
+  };
+}
+
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const write = options.write ?? ((line: string) => void process.stderr.write(line));
+  const color =
+    options.color ?? (Boolean(process.stderr.isTTY) && !process.env.NO_COLOR && process.env.TERM !== "dumb");
+  const reporter = options.json ? jsonReporter(write) : textReporter({ ...options, color, write });
+  return createConsola({ level: options.debug ? 4 : 3, reporters: [reporter] });
+}
