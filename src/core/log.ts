@@ -18,7 +18,14 @@ export interface LoggerOptions {
   tag?: string;
 }
 
-const LEVEL_NAMES: Record<number, string> = { 0: "error", 1: "warn", 2: "info", 3: "info", 4: "debug", 5: "trace" };
+const LEVEL_NAMES: Record<number, string> = {
+  0: "error",
+  1: "warn",
+  2: "info",
+  3: "info",
+  4: "debug",
+  5: "trace",
+};
 const SECRET_KEY = /token|password|secret|client-key|authorization|bearer/i;
 
 function splitArgs(args: unknown[]): { message: string; fields: Record<string, unknown> } {
@@ -37,7 +44,9 @@ function renderValue(value: unknown): string {
   return /[\s"=]/.test(text ?? "") ? JSON.stringify(text) : String(text);
 }
 
-function textReporter(opts: Required<Pick<LoggerOptions, "color" | "write">> & LoggerOptions): ConsolaReporter {
+function textReporter(
+  opts: Required<Pick<LoggerOptions, "color" | "write">> & LoggerOptions,
+): ConsolaReporter {
   const paint = (code: number, s: string): string => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
   return {
     log(obj: LogObject) {

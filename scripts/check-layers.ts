@@ -1,0 +1,85 @@
+/**
+ * Module-boundary check, part of the test gate. Rules (ARCHITECTURE.md):
+ *  1. imports point down the layer list only (same layer is fine, except command ↔ command);
+ *  2. only src/kube/ imports @kubernetes/client-node;
+ *  3. src/ never imports test/ or scripts/;
+ *  4. pure builders import no I/O (fs, child_process, net, http, process-level modules).
+ */
+import { readdir, readFile } from "node:fs/promises";
+import { dirname, join, relative, resolve } from "node:path";
+
+const root = join(import.meta.dir, "..");
+const src = join(root, "src");
+
+/** Outermost first; a module may import from its own layer or any later one. */
+const LAYERS: string[][] = [
+  ["main.ts"],
+  ["cli.ts"],
+  ["commands"],
+  ["agent", "validate", "legacy"],
+  ["rbac", "collect", "snapshot", "run"],
+  ["transport"],
+  ["kube"],
+  ["core"],
+];
+const PURE = [
+  /^rbac\/(rules|render)\.ts$/,
+  /^core\/(names|labels|errors)\.ts$/,
+  /^run\/run-id\.ts$/,
+  /^snapshot\/(build|schema|cm-uri|configmap)\.ts$/,
+];
+const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|tls|dgram)$/;
+
+const top = (file: string): string => (file.includes("/") ? (file.split("/")[0] ?? file) : file);
+const layerOf = (file: string): number => LAYERS.findIndex((l) => l.includes(top(file)));
+
+async function walk(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { withFileTypes: true });
+  const nested = await Promise.all(
+    entries.map((e) =>
+      e.isDirectory()
+        ? walk(join(dir, e.name))
+        : Promise.resolve(e.name.endsWith(".ts") ? [join(dir, e.name)] : []),
+    ),
+  );
+  return nested.flat();
+}
+
+const problems: string[] = [];
+for (const path of await walk(src)) {
+  const file = relative(src, path);
+  const text = await readFile(path, "utf8");
+  const specs = [
+    ...text.matchAll(/(?:import|export)[^"'`;]*?from\s*["']([^"']+)["']|import\s*\(?\s*["']([^"']+)["']/g),
+  ].map((m) => m[1] ?? m[2] ?? "");
+  if (layerOf(file) < 0)
+    problems.push(`${file}: not in any layer; add its folder to LAYERS in scripts/check-layers.ts`);
+  for (const spec of specs) {
+    if (spec.startsWith("@kubernetes/client-node") && top(file) !== "kube")
+      problems.push(`${file}: imports ${spec} outside src/kube`);
+    if (PURE.some((re) => re.test(file)) && IO_MODULES.test(spec))
+      problems.push(`${file}: pure builder imports I/O module ${spec}`);
+    if (!spec.startsWith(".")) continue;
+    const target = relative(src, resolve(dirname(path), spec));
+    if (target.startsWith("..")) {
+      problems.push(`${file}: imports ${spec} from outside src/`);
+      continue;
+    }
+    if (layerOf(target) < layerOf(file))
+      problems.push(`${file}: imports ${target}, which is in an outer layer`);
+    if (
+      top(file) === "commands" &&
+      top(target) === "commands" &&
+      !target.split("/")[1]?.startsWith("_") &&
+      target !== file
+    ) {
+      problems.push(`${file}: commands must not import each other (${target}); move shared code down`);
+    }
+  }
+}
+
+if (problems.length > 0) {
+  console.error(`layer check failed:\n  ${problems.join("\n  ")}`);
+  process.exit(1);
+}
+console.log("layer check passed");

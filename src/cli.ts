@@ -1,0 +1,132 @@
+import { type ArgDef, type ArgsDef, type CommandDef, renderUsage, runCommand } from "citty";
+import { globalArgs } from "./commands/_args.ts";
+import type { CliData } from "./commands/_define.ts";
+import { AicrError } from "./core/errors.ts";
+import { VERSION } from "./core/version.ts";
+
+type Loader = () => Promise<CommandDef<ArgsDef>>;
+
+/** The command map: the plugin seam. A command is listed here only once it works; each loads lazily. */
+export const COMMANDS: Record<string, { description: string; load: Loader }> = {
+  "render-rbac": {
+    description:
+      "Write the RBAC manifests that let an existing ServiceAccount run the agent (applies nothing)",
+    load: () => import("./commands/render-rbac.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+  },
+};
+
+const root: CommandDef<ArgsDef> = {
+  meta: {
+    name: "aicr",
+    version: VERSION,
+    description: "Capture the configuration of GPU nodes in a Kubernetes cluster, run-isolated",
+  },
+  args: globalArgs,
+  subCommands: Object.fromEntries(
+    Object.entries(COMMANDS).map(([name, c]) => [name, { meta: { name, description: c.description } }]),
+  ),
+};
+
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
+
+/** citty colours help even into a pipe; keep stdout plain unless it is a terminal. */
+async function usage(cmd: CommandDef<ArgsDef>, parent?: CommandDef<ArgsDef>): Promise<string> {
+  const text = await renderUsage(cmd, parent);
+  return process.stdout.isTTY && !process.env.NO_COLOR ? `${text}\n` : `${text.replace(ANSI, "")}\n`;
+}
+
+const aliasesOf = (def: ArgDef): string[] => [(def as { alias?: string | string[] }).alias ?? []].flat();
+
+function flagSpellings(args: ArgsDef): Set<string> {
+  const names = new Set<string>(["help", "h"]);
+  for (const [name, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    names.add(name);
+    if (def.type === "boolean") names.add(`no-${name}`);
+    for (const alias of aliasesOf(def)) names.add(alias);
+  }
+  return names;
+}
+
+const valueFlags = (args: ArgsDef): Set<string> =>
+  new Set(
+    Object.entries(args)
+      .filter(([, d]) => d.type === "string" || d.type === "enum")
+      .flatMap(([n, d]) => [n, ...aliasesOf(d)]),
+  );
+
+/** citty ignores unknown flags; an operator's typo must not be silently dropped. */
+function rejectUnknownFlags(command: string, argv: string[], args: ArgsDef): void {
+  const known = flagSpellings(args);
+  for (const arg of argv) {
+    if (arg === "--") break;
+    if (!arg.startsWith("-") || arg === "-") continue;
+    const name = arg.replace(/^--?/, "").split("=")[0] ?? "";
+    if (!known.has(name)) {
+      throw new AicrError("INVALID_REQUEST", `unknown flag ${JSON.stringify(arg)} for "aicr ${command}"`, {
+        remedy: `run "aicr ${command} --help" for the flags it takes`,
+        context: { flag: arg },
+      });
+    }
+  }
+}
+
+/** Index of the command name: the first argument that is neither a flag nor a global flag's value. */
+function commandIndex(argv: string[]): number {
+  const takesValue = valueFlags(globalArgs);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "--") return -1;
+    if (arg.startsWith("-")) {
+      if (!arg.includes("=") && takesValue.has(arg.replace(/^--?/, ""))) i++;
+      continue;
+    }
+    return i;
+  }
+  return -1;
+}
+
+export interface CliIo {
+  signal: AbortSignal;
+  stdout: (text: string) => void;
+}
+
+export async function runCli(argv: string[], io: CliIo): Promise<void> {
+  const wantsHelp = argv.includes("--help") || argv.includes("-h");
+  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
+    io.stdout(`${VERSION}\n`);
+    return;
+  }
+  const at = commandIndex(argv);
+  if (at < 0) {
+    if (argv.length === 0 || wantsHelp) return io.stdout(await usage(root));
+    rejectUnknownFlags("", argv, globalArgs);
+    throw new AicrError("INVALID_REQUEST", "no command given", {
+      remedy: 'run "aicr --help" to list the commands',
+    });
+  }
+  const name = argv[at] ?? "";
+  const entry = COMMANDS[name];
+  if (!entry) {
+    throw new AicrError("INVALID_REQUEST", `unknown command ${JSON.stringify(name)}`, {
+      remedy: `use one of: ${Object.keys(COMMANDS).join(", ")} (see "aicr --help")`,
+      context: { command: name },
+    });
+  }
+  const cmd = await entry.load();
+  const rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
+  if (wantsHelp) return io.stdout(await usage(cmd, root));
+  const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
+  rejectUnknownFlags(name, rest, args);
+  try {
+    await runCommand(cmd, { rawArgs: rest, data: { signal: io.signal } satisfies CliData });
+  } catch (err) {
+    // citty's own argument errors (missing positional, bad enum) are the operator's input errors.
+    if (err instanceof Error && err.name === "CLIError") {
+      throw new AicrError("INVALID_REQUEST", `${err.message.replace(ANSI, "")}`, {
+        remedy: `run "aicr ${name} --help" for usage`,
+      });
+    }
+    throw err;
+  }
+}

@@ -1,0 +1,38 @@
+import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from "citty";
+import { createRunContext, type RunContext } from "../run/context.ts";
+import type { TransportName } from "../transport/types.ts";
+import { globalArgs } from "./_args.ts";
+
+export interface CliData {
+  signal: AbortSignal;
+}
+
+type WithGlobals<A extends ArgsDef> = A & typeof globalArgs;
+
+/**
+ * A command in aicr's shape: the global flags are spread in, and `run` receives the one run context
+ * this invocation creates, built from those flags.
+ */
+export function defineAicrCommand<A extends ArgsDef>(def: {
+  name: string;
+  description: string;
+  args: A;
+  transport: TransportName;
+  run: (ctx: RunContext, args: ParsedArgs<WithGlobals<A>>) => Promise<void>;
+}): CommandDef<WithGlobals<A>> {
+  const args = { ...def.args, ...globalArgs } as WithGlobals<A>;
+  return defineCommand({
+    meta: { name: def.name, description: def.description },
+    args,
+    async run({ args: parsed, data }) {
+      const { signal } = data as CliData;
+      const ctx = createRunContext({
+        command: def.name,
+        transport: def.transport,
+        signal,
+        flags: { runId: parsed["run-id"], debug: parsed.debug, logJson: parsed["log-json"] },
+      });
+      await def.run(ctx, parsed);
+    },
+  });
+}

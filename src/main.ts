@@ -1,0 +1,33 @@
+import { AicrError, exitCodeOf, formatError, isAicrError } from "./core/errors.ts";
+import { createLogger } from "./core/log.ts";
+
+/**
+ * The entry point and the only place that decides the exit status. The first SIGINT/SIGTERM
+ * cancels the run (cleanup still runs); a second one exits at once.
+ */
+const controller = new AbortController();
+let signalsSeen = 0;
+const onSignal = (signal: NodeJS.Signals): void => {
+  signalsSeen++;
+  if (signalsSeen > 1) process.exit(EXIT_CANCELED);
+  process.stderr.write(`received ${signal}: cancelling; press Ctrl-C again to exit at once\n`);
+  controller.abort(new AicrError("CANCELED", `cancelled by ${signal}`));
+};
+const EXIT_CANCELED = 9;
+process.on("SIGINT", onSignal);
+process.on("SIGTERM", onSignal);
+
+const argv = process.argv.slice(2);
+try {
+  const { runCli } = await import("./cli.ts");
+  await runCli(argv, { signal: controller.signal, stdout: (text) => void process.stdout.write(text) });
+  process.exitCode = controller.signal.aborted ? EXIT_CANCELED : 0;
+} catch (err) {
+  const log = createLogger({ json: argv.includes("--log-json"), debug: argv.includes("--debug") });
+  const cancelled = controller.signal.aborted && !isAicrError(err);
+  const shown = cancelled ? controller.signal.reason : err;
+  if (isAicrError(shown)) log.error(formatError(shown), shown.context);
+  else log.error(formatError(shown));
+  if (!isAicrError(shown) && shown instanceof Error && shown.stack) log.debug(shown.stack);
+  process.exitCode = exitCodeOf(shown);
+}

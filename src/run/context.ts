@@ -1,0 +1,52 @@
+import { createLogger, type Logger } from "../core/log.ts";
+import { VERSION } from "../core/version.ts";
+import { createTransport } from "../transport/registry.ts";
+import type { Transport, TransportName } from "../transport/types.ts";
+import { generateInvocationId, resolveRunId } from "./run-id.ts";
+
+/** What every command receives: created once per invocation, in this one place. */
+export interface RunContext {
+  readonly runId: string;
+  readonly invocationId: string;
+  readonly command: string;
+  readonly version: string;
+  readonly log: Logger;
+  /** Aborted by the first SIGINT/SIGTERM: stop waiting, let cleanup run. */
+  readonly signal: AbortSignal;
+  readonly transport: Transport;
+  readonly env: Readonly<Record<string, string | undefined>>;
+}
+
+export interface RunContextOptions {
+  command: string;
+  transport: TransportName;
+  signal: AbortSignal;
+  flags: { runId?: string | undefined; debug?: boolean | undefined; logJson?: boolean | undefined };
+  env?: Record<string, string | undefined>;
+  /** Tests capture logs here; production writes to stderr. */
+  writeLog?: (line: string) => void;
+}
+
+export function createRunContext(options: RunContextOptions): RunContext {
+  const env = options.env ?? process.env;
+  // Validated before anything else happens, including the first log line.
+  const runId = resolveRunId({ flag: options.flags.runId, env: env.AICR_RUN_ID });
+  const log = createLogger({
+    json: Boolean(options.flags.logJson),
+    debug: Boolean(options.flags.debug),
+    ...(options.writeLog ? { write: options.writeLog } : {}),
+  });
+  const invocationId = generateInvocationId();
+  log.info(`aicr ${options.command}: runID=${runId}`);
+  log.debug("run context", { invocationId, version: VERSION, transport: options.transport });
+  return {
+    runId,
+    invocationId,
+    command: options.command,
+    version: VERSION,
+    log,
+    signal: options.signal,
+    transport: createTransport(options.transport),
+    env,
+  };
+}

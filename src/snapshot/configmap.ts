@@ -1,0 +1,64 @@
+import type { ConfigMapRef } from "./cm-uri.ts";
+import type { SnapshotFormat } from "./serialize.ts";
+
+/** The ConfigMap the agent applies: a plain object, ready for server-side apply. */
+export interface SnapshotConfigMap {
+  apiVersion: "v1";
+  kind: "ConfigMap";
+  metadata: { name: string; namespace: string; labels: Record<string, string> };
+  data: Record<string, string>;
+}
+
+export interface SnapshotConfigMapOptions {
+  /** The serialized snapshot, exactly as serializeSnapshot wrote it. */
+  content: string;
+  format: SnapshotFormat;
+  /** metadata.timestamp of the snapshot. */
+  timestamp: string;
+  /** aicr version; anything a label value cannot hold is replaced (see labelSafeVersion). */
+  version: string;
+}
+
+const LABEL_VALUE_MAX = 63;
+
+/**
+ * A label value is at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric; build
+ * metadata such as `0.1.0+dirty` is not, so other characters become '-' and an empty result is "unknown".
+ */
+export function labelSafeVersion(version: string): string {
+  const cleaned = version
+    .replace(/[^A-Za-z0-9._-]/g, "-")
+    .slice(0, LABEL_VALUE_MAX)
+    .replace(/^[^A-Za-z0-9]+/, "")
+    .replace(/[^A-Za-z0-9]+$/, "");
+  return cleaned || "unknown";
+}
+
+export function snapshotDataKey(format: SnapshotFormat): string {
+  return `snapshot.${format}`;
+}
+
+/** Labels and data keys as the controller expects them (the reference agent's staging ConfigMap). */
+export function buildSnapshotConfigMap(
+  ref: ConfigMapRef,
+  options: SnapshotConfigMapOptions,
+): SnapshotConfigMap {
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: {
+      name: ref.name,
+      namespace: ref.namespace,
+      labels: {
+        "app.kubernetes.io/name": "aicr",
+        "app.kubernetes.io/component": "Snapshot",
+        "app.kubernetes.io/version": labelSafeVersion(options.version),
+      },
+    },
+    data: {
+      [snapshotDataKey(options.format)]: options.content,
+      format: options.format,
+      timestamp: options.timestamp,
+    },
+  };
+}

@@ -1,0 +1,168 @@
+import { describe, expect, test } from "bun:test";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseAllDocuments } from "yaml";
+import { AicrError } from "../../src/core/errors.ts";
+import { renderAgentRbac, renderedClusterRoleName } from "../../src/rbac/render.ts";
+import {
+  CLUSTER_BASELINE_RULES,
+  DISCOVER_NETWORK_RULES,
+  isMutating,
+  NAMESPACED_RULES,
+} from "../../src/rbac/rules.ts";
+
+const RUN_ID = "20260821-142233-9f3a1c0b7e2d4a55";
+const GOLDEN = join(import.meta.dir, "../fixtures/golden/render-rbac");
+const base = { namespace: "gpu-operator", serviceAccount: "irsa-snapshotter", runId: RUN_ID };
+
+const objectsOf = (content: string): Record<string, unknown>[] =>
+  parseAllDocuments(content)
+    .map((d) => d.toJS() as Record<string, unknown> | null)
+    .filter((o): o is Record<string, unknown> => o !== null);
+
+describe("rule catalog", () => {
+  test("the Role has the reference's 2 rules and the ClusterRole baseline its 6 read-only rules", () => {
+    expect(
+      NAMESPACED_RULES.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+    ).toEqual([
+      { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "get", "update", "patch"] },
+      { apiGroups: [""], resources: ["pods"], verbs: ["get", "list"] },
+    ]);
+    expect(CLUSTER_BASELINE_RULES).toHaveLength(6);
+    expect(CLUSTER_BASELINE_RULES.some(isMutating)).toBe(false);
+  });
+
+  test("the discover-network additions are 9 rules; all but the NicDevice read change the cluster", () => {
+    expect(DISCOVER_NETWORK_RULES).toHaveLength(9);
+    expect(DISCOVER_NETWORK_RULES.filter((r) => !isMutating(r)).map((r) => r.resources)).toEqual([
+      ["nicdevices"],
+    ]);
+  });
+
+  test("every rule says why the agent needs it", () => {
+    for (const rule of [...NAMESPACED_RULES, ...CLUSTER_BASELINE_RULES, ...DISCOVER_NETWORK_RULES]) {
+      expect(rule.reason.length).toBeGreaterThan(10);
+    }
+  });
+});
+
+describe("renderAgentRbac", () => {
+  for (const discoverNetwork of [false, true]) {
+    const variant = discoverNetwork ? "discover-network" : "default";
+    test(`${variant}: files match the golden copies byte for byte`, async () => {
+      const rendered = renderAgentRbac({ ...base, discoverNetwork });
+      const dir = join(GOLDEN, variant);
+      if (process.env.UPDATE_GOLDEN === "1") {
+        await mkdir(dir, { recursive: true });
+        for (const f of rendered.files) await writeFile(join(dir, f.file), f.content);
+      }
+      for (const f of rendered.files) expect(f.content).toBe(await readFile(join(dir, f.file), "utf8"));
+    });
+  }
+
+  test("names, subjects, labels and rules are as specified; no run-ID label", () => {
+    const { files, directory } = renderAgentRbac({ ...base, discoverNetwork: false });
+    expect(directory).toBe(`snapshot-rbac-${RUN_ID}`);
+    expect(files.map((f) => f.file)).toEqual([
+      "01-role.yaml",
+      "02-rolebinding.yaml",
+      "03-clusterrole.yaml",
+      "04-clusterrolebinding.yaml",
+    ]);
+    const [role, binding, clusterRole, clusterBinding] = files.map(
+      (f) => objectsOf(f.content)[0] as Record<string, any>,
+    );
+    expect(role?.kind).toBe("Role");
+    expect(role?.metadata).toEqual({
+      name: "aicr-agent-irsa-snapshotter-rbac",
+      namespace: "gpu-operator",
+      labels: {
+        "app.kubernetes.io/name": "aicr",
+        "app.kubernetes.io/managed-by": "aicr",
+        "app.kubernetes.io/component": "agent-rbac",
+      },
+    });
+    expect(role?.rules).toHaveLength(2);
+    expect(binding?.roleRef).toEqual({
+      apiGroup: "rbac.authorization.k8s.io",
+      kind: "Role",
+      name: "aicr-agent-irsa-snapshotter-rbac",
+    });
+    expect(binding?.subjects).toEqual([
+      { kind: "ServiceAccount", name: "irsa-snapshotter", namespace: "gpu-operator" },
+    ]);
+    expect(clusterRole?.metadata.name).toBe("aicr-agent-gpu-operator.irsa-snapshotter-rbac");
+    expect(clusterRole?.metadata.namespace).toBeUndefined();
+    expect(clusterRole?.rules).toHaveLength(6);
+    expect(clusterBinding?.roleRef.kind).toBe("ClusterRole");
+    expect(clusterBinding?.subjects[0].name).toBe("irsa-snapshotter");
+    for (const f of files) expect(f.content).not.toContain("aicr.run/run-id");
+  });
+
+  test("--discover-network adds exactly the 9 mutating rules to the ClusterRole and nothing to the Role", () => {
+    const plain = renderAgentRbac({ ...base, discoverNetwork: false }).files;
+    const disc = renderAgentRbac({ ...base, discoverNetwork: true }).files;
+    const rules = (files: typeof plain, i: number) =>
+      (objectsOf(files[i]?.content ?? "")[0] as { rules: unknown[] }).rules;
+    expect(rules(disc, 0)).toEqual(rules(plain, 0));
+    const added = rules(disc, 2).slice(rules(plain, 2).length);
+    expect(rules(disc, 2).slice(0, 6)).toEqual(rules(plain, 2));
+    expect(added).toEqual(
+      DISCOVER_NETWORK_RULES.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+    );
+  });
+
+  test("headers say READ-ONLY or name every mutating rule, and how to apply and remove", () => {
+    const plain = renderAgentRbac({ ...base, discoverNetwork: false }).files;
+    const disc = renderAgentRbac({ ...base, discoverNetwork: true }).files;
+    expect(plain[2]?.content).toContain("READ-ONLY");
+    expect(plain[2]?.content).not.toContain("MUTATING");
+    expect(plain[0]?.content).toContain("MUTATING: create,get,update,patch configmaps");
+    for (const rule of DISCOVER_NETWORK_RULES.filter(isMutating)) {
+      expect(disc[2]?.content).toContain(`MUTATING: ${rule.verbs.join(",")} ${rule.resources.join(",")}`);
+    }
+    expect(disc[2]?.content).toContain("# MUTATING: 8 rule(s)");
+    for (const f of [...plain, ...disc]) {
+      expect(f.content.startsWith("# ")).toBe(true);
+      expect(f.content).toContain(`kubectl apply -f snapshot-rbac-${RUN_ID}/`);
+      expect(f.content).toContain(`kubectl delete -f snapshot-rbac-${RUN_ID}/`);
+      expect(f.content).toContain("NOTHING HAS BEEN APPLIED");
+    }
+  });
+
+  test("is deterministic: same input, same bytes", () => {
+    const a = renderAgentRbac({ ...base, discoverNetwork: true });
+    const b = renderAgentRbac({ ...base, discoverNetwork: true });
+    expect(a).toEqual(b);
+  });
+
+  test("the cluster-scoped name is injective across namespace/name splits", () => {
+    expect(renderedClusterRoleName("a-b", "c")).not.toBe(renderedClusterRoleName("a", "b-c"));
+  });
+
+  const bad: [string, Partial<typeof base>][] = [
+    ["upper-case service account", { serviceAccount: "IRSA" }],
+    ["underscore", { serviceAccount: "irsa_snapshotter" }],
+    ["leading dash", { serviceAccount: "-irsa" }],
+    ["dot in service account (not a DNS-1123 label)", { serviceAccount: "irsa.snapshotter" }],
+    ["empty service account", { serviceAccount: "" }],
+    ["64-character service account", { serviceAccount: "a".repeat(64) }],
+    ["bad namespace", { namespace: "GPU_operator" }],
+    ["empty namespace", { namespace: "" }],
+    ["path traversal", { serviceAccount: "../../etc" }],
+  ];
+  for (const [what, override] of bad) {
+    test(`rejects ${what} with INVALID_REQUEST naming the value`, () => {
+      const input = { ...base, discoverNetwork: false, ...override };
+      const value = override.serviceAccount ?? override.namespace ?? "";
+      expect(() => renderAgentRbac(input)).toThrow(AicrError);
+      try {
+        renderAgentRbac(input);
+      } catch (err) {
+        expect((err as AicrError).code).toBe("INVALID_REQUEST");
+        expect((err as AicrError).message).toContain(JSON.stringify(value));
+        expect((err as AicrError).remedy).toContain("DNS-1123 label");
+      }
+    });
+  }
+});

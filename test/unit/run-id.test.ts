@@ -1,0 +1,80 @@
+import { describe, expect, test } from "bun:test";
+import { AicrError } from "../../src/core/errors.ts";
+import {
+  generateInvocationId,
+  generateRunId,
+  RUN_ID_LENGTH,
+  RUN_ID_PATTERN,
+  resolveRunId,
+} from "../../src/run/run-id.ts";
+
+describe("run ID", () => {
+  test("has the form YYYYMMDD-HHMMSS-<16 hex> and is 32 characters", () => {
+    const id = generateRunId();
+    expect(id).toMatch(RUN_ID_PATTERN);
+    expect(id).toHaveLength(RUN_ID_LENGTH);
+  });
+
+  test("takes its timestamp from the UTC clock, not local time", () => {
+    // 23:30 UTC on Jan 31 is already Feb 1 in UTC+1 and still Jan 31 in UTC-1: only UTC gives this prefix.
+    const id = generateRunId(new Date(Date.UTC(2026, 0, 31, 23, 30, 5)));
+    expect(id.slice(0, 15)).toBe("20260131-233005");
+  });
+
+  test("10,000 IDs generated in the same second are all distinct", () => {
+    const now = new Date(Date.UTC(2026, 10, 29, 12, 0, 0));
+    const ids = new Set(Array.from({ length: 10_000 }, () => generateRunId(now)));
+    expect(ids.size).toBe(10_000);
+  });
+
+  test("invocation IDs are random hex and distinct", () => {
+    const ids = new Set(Array.from({ length: 1000 }, generateInvocationId));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(id).toMatch(/^[0-9a-f]{16}$/);
+  });
+});
+
+describe("run ID override", () => {
+  const good = "20260821-142233-9f3a1c0b7e2d4a55";
+
+  test("--run-id wins over AICR_RUN_ID, which wins over generation", () => {
+    expect(resolveRunId({ flag: good, env: "20260101-000000-0000000000000000" })).toBe(good);
+    expect(resolveRunId({ env: good })).toBe(good);
+    expect(resolveRunId({})).toMatch(RUN_ID_PATTERN);
+    expect(resolveRunId({ flag: "", env: "" })).toMatch(RUN_ID_PATTERN);
+  });
+
+  const malformed = [
+    "a",
+    "build-42",
+    `${good} `,
+    ` ${good}`,
+    good.toUpperCase(),
+    `${good}0`,
+    good.slice(0, -1),
+    "20260821-142233-9f3a1c0b7e2d4a5g",
+    "2026082-1422330-9f3a1c0b7e2d4a55",
+    "20260821_142233_9f3a1c0b7e2d4a55",
+    "20260821-142233-9f3a1c0b7e2d4a55\n",
+    "x".repeat(32),
+    "../../etc/passwd",
+  ];
+  for (const value of malformed) {
+    test(`rejects ${JSON.stringify(value)} from either source with INVALID_REQUEST`, () => {
+      for (const source of [{ flag: value }, { env: value }]) {
+        let caught: unknown;
+        try {
+          resolveRunId(source);
+        } catch (err) {
+          caught = err;
+        }
+        expect(caught).toBeInstanceOf(AicrError);
+        const err = caught as AicrError;
+        expect(err.code).toBe("INVALID_REQUEST");
+        expect(err.exitCode).toBe(2);
+        expect(err.message).toContain(JSON.stringify(value));
+        expect(err.remedy).toContain("YYYYMMDD-HHMMSS");
+      }
+    });
+  }
+});
