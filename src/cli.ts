@@ -8,6 +8,10 @@ type Loader = () => Promise<CommandDef<ArgsDef>>;
 
 /** The command map: the plugin seam. A command is listed here only once it works; each loads lazily. */
 export const COMMANDS: Record<string, { description: string; load: Loader }> = {
+  snapshot: {
+    description: "Capture a node's configuration (--local: this host; in the agent Job's pod: that node)",
+    load: () => import("./commands/snapshot.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+  },
   "render-rbac": {
     description:
       "Write the RBAC manifests that let an existing ServiceAccount run the agent (applies nothing)",

@@ -23,10 +23,12 @@ try {
   await runCli(argv, { signal: controller.signal, stdout: (text) => void process.stdout.write(text) });
   process.exitCode = controller.signal.aborted ? EXIT_CANCELED : 0;
 } catch (err) {
-  const log = createLogger({ json: argv.includes("--log-json"), debug: argv.includes("--debug") });
+  const json = argv.includes("--log-json") || process.env.AICR_AGENT_MODE === "true";
+  const log = createLogger({ json, debug: argv.includes("--debug") });
   const cancelled = controller.signal.aborted && !isAicrError(err);
   const shown = cancelled ? controller.signal.reason : err;
-  if (isAicrError(shown)) log.error(formatError(shown), shown.context);
+  // Text mode: the message already quotes the values; JSON mode also carries the structured fields.
+  if (isAicrError(shown) && json) log.error(formatError(shown), { code: shown.code, ...shown.context });
   else log.error(formatError(shown));
   if (!isAicrError(shown) && shown instanceof Error && shown.stack) log.debug(shown.stack);
   process.exitCode = exitCodeOf(shown);

@@ -17,7 +17,8 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
   name: string;
   description: string;
   args: A;
-  transport: TransportName;
+  /** The transport, fixed or chosen from the flags and environment (e.g. agent mode). */
+  transport: TransportName | ((args: ParsedArgs<WithGlobals<A>>, env: NodeJS.ProcessEnv) => TransportName);
   run: (ctx: RunContext, args: ParsedArgs<WithGlobals<A>>) => Promise<void>;
 }): CommandDef<WithGlobals<A>> {
   const args = { ...def.args, ...globalArgs } as WithGlobals<A>;
@@ -28,9 +29,15 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
       const { signal } = data as CliData;
       const ctx = createRunContext({
         command: def.name,
-        transport: def.transport,
+        transport: typeof def.transport === "function" ? def.transport(parsed, process.env) : def.transport,
         signal,
-        flags: { runId: parsed["run-id"], debug: parsed.debug, logJson: parsed["log-json"] },
+        flags: {
+          runId: parsed["run-id"],
+          debug: parsed.debug,
+          logJson: parsed["log-json"],
+          kubeconfig: parsed.kubeconfig,
+          context: parsed.context,
+        },
       });
       await def.run(ctx, parsed);
     },

@@ -1,6 +1,6 @@
 import { constants } from "node:fs";
-import { chmod, lstat, mkdir, open, rm, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { chmod, lstat, mkdir, open, rename, rm, stat } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { AicrError } from "./errors.ts";
 
 export interface NewFile {
@@ -79,4 +79,43 @@ export async function writeNewDirectory(
     );
   }
   return dir;
+}
+
+/**
+ * Writes a file by renaming a fresh temp file over the target, so a reader never sees half a file.
+ * Refuses a directory or a symlink at the target: the operator named a file, and a link could point
+ * anywhere.
+ */
+export async function writeFileAtomic(
+  path: string,
+  content: string,
+  options: { flag: string },
+): Promise<void> {
+  const existing = await lstat(path).catch(() => undefined);
+  if (existing?.isSymbolicLink() || existing?.isDirectory()) {
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `refusing to write ${options.flag} ${JSON.stringify(path)}: it is ${existing.isDirectory() ? "a directory" : "a symlink"}`,
+      {
+        remedy: `name a regular file path for ${options.flag}`,
+        context: { field: options.flag, value: path },
+      },
+    );
+  }
+  const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
+  try {
+    await writeExclusive(temp, content, 0o644);
+    await rename(temp, path);
+  } catch (err) {
+    await rm(temp, { force: true });
+    const code = errno(err);
+    throw new AicrError(
+      code === "ENOENT" ? "INVALID_REQUEST" : "INTERNAL",
+      `cannot write ${options.flag} ${JSON.stringify(path)}`,
+      {
+        remedy: code === "ENOENT" ? "create the parent directory first" : undefined,
+        cause: err,
+      },
+    );
+  }
 }

@@ -21,7 +21,13 @@ export interface RunContextOptions {
   command: string;
   transport: TransportName;
   signal: AbortSignal;
-  flags: { runId?: string | undefined; debug?: boolean | undefined; logJson?: boolean | undefined };
+  flags: {
+    runId?: string | undefined;
+    debug?: boolean | undefined;
+    logJson?: boolean | undefined;
+    kubeconfig?: string | undefined;
+    context?: string | undefined;
+  };
   env?: Record<string, string | undefined>;
   /** Tests capture logs here; production writes to stderr. */
   writeLog?: (line: string) => void;
@@ -32,7 +38,8 @@ export function createRunContext(options: RunContextOptions): RunContext {
   // Validated before anything else happens, including the first log line.
   const runId = resolveRunId({ flag: options.flags.runId, env: env.AICR_RUN_ID });
   const log = createLogger({
-    json: Boolean(options.flags.logJson),
+    // In the agent's pod the log is the controller's data stream: always JSON lines.
+    json: Boolean(options.flags.logJson) || options.transport === "in-cluster",
     debug: Boolean(options.flags.debug),
     ...(options.writeLog ? { write: options.writeLog } : {}),
   });
@@ -46,7 +53,12 @@ export function createRunContext(options: RunContextOptions): RunContext {
     version: VERSION,
     log,
     signal: options.signal,
-    transport: createTransport(options.transport),
+    transport: createTransport(options.transport, {
+      kubeconfig: options.flags.kubeconfig,
+      context: options.flags.context,
+      env,
+      log,
+    }),
     env,
   };
 }

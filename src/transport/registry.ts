@@ -1,10 +1,19 @@
-import type { Transport, TransportName } from "./types.ts";
+import { AicrError } from "../core/errors.ts";
+import { inClusterTransport } from "./in-cluster.ts";
+import { localTransport } from "./local.ts";
+import type { Transport, TransportName, TransportOptions } from "./types.ts";
 
 /** The plugin seam: each transport is a plain factory in this record. */
-const TRANSPORTS: Record<TransportName, () => Transport> = {
-  offline: () => ({ name: "offline", contactsCluster: false }),
+const TRANSPORTS: Record<TransportName, (options: TransportOptions) => Transport> = {
+  offline: () => ({
+    name: "offline",
+    contactsCluster: false,
+    connect: () => Promise.reject(new AicrError("INTERNAL", "this command never contacts a cluster")),
+  }),
+  local: localTransport,
+  "in-cluster": inClusterTransport,
 };
 
-export function createTransport(name: TransportName): Transport {
-  return TRANSPORTS[name]();
+export function createTransport(name: TransportName, options: TransportOptions): Transport {
+  return TRANSPORTS[name](options);
 }

@@ -1,11 +1,25 @@
+import type { Logger } from "../core/log.ts";
+import type { KubeClient } from "../kube/client.ts";
+
 /**
- * How this process reaches a cluster. A command names the transport it needs; the run context
- * builds it. `offline` is for commands that must never open a connection (render-rbac).
+ * How this process reaches a cluster: the plugin seam of the run context.
+ *  - offline:    never opens a connection (render-rbac);
+ *  - local:      collect this host; use a cluster only if one is configured and answers;
+ *  - in-cluster: the agent inside the Job's pod (KUBECONFIG when set, else the pod's ServiceAccount).
  */
-export type TransportName = "offline";
+export type TransportName = "offline" | "local" | "in-cluster";
 
 export interface Transport {
   readonly name: TransportName;
-  /** True when the command may contact an apiserver; false guarantees it never loads a kubeconfig. */
+  /** False guarantees no kubeconfig is ever loaded. */
   readonly contactsCluster: boolean;
+  /** The cluster client, or undefined where the transport may run without one (local, none configured). */
+  connect(): Promise<KubeClient | undefined>;
+}
+
+export interface TransportOptions {
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  log: Logger;
 }

@@ -1,0 +1,94 @@
+import { existsSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { KubeConfig } from "@kubernetes/client-node";
+import { AicrError } from "../core/errors.ts";
+
+export interface KubeConfigSource {
+  /** --kubeconfig; wins over KUBECONFIG. */
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+  env: Readonly<Record<string, string | undefined>>;
+  /** Inside the agent pod: with no kubeconfig, use the pod's ServiceAccount. */
+  allowInCluster?: boolean;
+}
+
+export interface LoadedKubeConfig {
+  kc: KubeConfig;
+  /** Where the credentials came from, for messages (never the credentials themselves). */
+  origin: string;
+  server: string;
+}
+
+const IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
+
+/** The first existing path of a KUBECONFIG list, as kubectl reads it (merging is not supported). */
+function fromEnvList(value: string): string | undefined {
+  const paths = value.split(":").filter(Boolean);
+  return paths.find((p) => existsSync(p)) ?? paths[0];
+}
+
+/** Resolves credentials as kubectl does: --kubeconfig, then KUBECONFIG, then ~/.kube/config; in-cluster last. */
+export function resolveKubeConfigPath(source: KubeConfigSource): string | undefined {
+  if (source.kubeconfig) return source.kubeconfig;
+  if (source.env.KUBECONFIG) return fromEnvList(source.env.KUBECONFIG);
+  const home = source.env.HOME || homedir();
+  const fallback = join(home, ".kube", "config");
+  return existsSync(fallback) || !source.allowInCluster ? fallback : undefined;
+}
+
+export function loadKubeConfig(source: KubeConfigSource): LoadedKubeConfig {
+  const kc = new KubeConfig();
+  const path = resolveKubeConfigPath(source);
+  let origin: string;
+  if (path !== undefined) {
+    if (!existsSync(path)) {
+      throw new AicrError("INVALID_REQUEST", `kubeconfig ${JSON.stringify(path)} does not exist`, {
+        remedy: "pass --kubeconfig <path>, set KUBECONFIG, or create ~/.kube/config",
+        context: { field: "--kubeconfig", value: path },
+      });
+    }
+    try {
+      kc.loadFromFile(path);
+    } catch (err) {
+      throw new AicrError("INVALID_REQUEST", `cannot read kubeconfig ${JSON.stringify(path)}`, {
+        remedy: "check that the file is a valid kubeconfig (kubectl config view --kubeconfig <path>)",
+        cause: err,
+      });
+    }
+    origin = `kubeconfig ${path}`;
+  } else {
+    if (!source.env.KUBERNETES_SERVICE_HOST || !existsSync(IN_CLUSTER_TOKEN)) {
+      throw new AicrError("INVALID_REQUEST", "no kubeconfig and no in-cluster ServiceAccount credentials", {
+        remedy: "set KUBECONFIG or run inside a pod with a mounted ServiceAccount token",
+      });
+    }
+    kc.loadFromCluster();
+    origin = "the pod's ServiceAccount";
+  }
+  if (source.context) {
+    if (!kc.getContextObject(source.context)) {
+      throw new AicrError(
+        "INVALID_REQUEST",
+        `context ${JSON.stringify(source.context)} is not in the ${origin}`,
+        {
+          remedy: `use one of: ${
+            kc
+              .getContexts()
+              .map((c) => c.name)
+              .join(", ") || "(none)"
+          }`,
+          context: { field: "--context", value: source.context },
+        },
+      );
+    }
+    kc.setCurrentContext(source.context);
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) {
+    throw new AicrError("INVALID_REQUEST", `the ${origin} has no current context with a cluster`, {
+      remedy: "pass --context <name> or set current-context in the kubeconfig",
+    });
+  }
+  return { kc, origin, server: cluster.server };
+}

@@ -1,0 +1,110 @@
+import { ApiException } from "@kubernetes/client-node";
+import { AicrError, type ErrorCode } from "../core/errors.ts";
+
+/** The apiserver's answer, kept in Kubernetes words so callers can branch on `reason`. */
+export interface KubeStatus {
+  code: number;
+  reason: string;
+  message: string;
+  retryAfterSeconds?: number | undefined;
+}
+
+const TRANSPORT_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EHOSTUNREACH",
+  "ENETUNREACH",
+  "ENOTFOUND",
+  "EAI_AGAIN",
+  "ConnectionRefused",
+  "ConnectionClosed",
+  "FailedToOpenSocket",
+]);
+
+const errno = (err: unknown): string | undefined => {
+  const e = err as { code?: unknown; cause?: { code?: unknown } } | undefined;
+  const code = e?.code ?? e?.cause?.code;
+  return typeof code === "string" ? code : undefined;
+};
+
+/** The Status body of an ApiException (client-node hands it over as a raw JSON string). */
+export function kubeStatusOf(err: unknown): KubeStatus | undefined {
+  if (!(err instanceof ApiException)) return undefined;
+  let body: { reason?: string; message?: string } = {};
+  if (typeof err.body === "string") {
+    try {
+      body = JSON.parse(err.body) as typeof body;
+    } catch {
+      body = { message: err.body };
+    }
+  } else if (err.body && typeof err.body === "object") body = err.body as typeof body;
+  const retry = Number((err.headers as Record<string, string> | undefined)?.["retry-after"]);
+  return {
+    code: err.code,
+    reason: body.reason ?? (err.code === 401 ? "Unauthorized" : "Unknown"),
+    message: body.message ?? `HTTP ${err.code}`,
+    retryAfterSeconds: Number.isFinite(retry) ? retry : undefined,
+  };
+}
+
+/** True for a lost connection or unreachable server: the request may or may not have been applied. */
+export function isTransportError(err: unknown): boolean {
+  const code = errno(err);
+  return (
+    code !== undefined && (TRANSPORT_CODES.has(code) || code.startsWith("ERR_TLS") || code.includes("CERT"))
+  );
+}
+
+export const isNotFound = (err: unknown): boolean => kubeStatusOf(err)?.code === 404;
+export const isAlreadyExists = (err: unknown): boolean => kubeStatusOf(err)?.reason === "AlreadyExists";
+/** 409 Conflict: a stale resourceVersion or a failed delete precondition (a different UID stands there). */
+export const isConflict = (err: unknown): boolean => {
+  const s = kubeStatusOf(err);
+  return s?.code === 409 && s.reason !== "AlreadyExists";
+};
+export const isForbidden = (err: unknown): boolean => kubeStatusOf(err)?.code === 403;
+
+function codeFor(status: KubeStatus): ErrorCode {
+  if (status.code === 404) return "NOT_FOUND";
+  if (status.code === 409) return "CONFLICT";
+  if (status.code === 401 || status.code === 403) return "UNAUTHORIZED";
+  if (status.code === 400 || status.code === 422 || status.code === 415) return "INVALID_REQUEST";
+  if (status.code === 429) return "RATE_LIMITED";
+  if (status.code === 503 || status.code === 504) return "UNAVAILABLE";
+  return "INTERNAL";
+}
+
+/** Any client-node failure → AicrError naming what we were doing; the apiserver's own message is kept. */
+export function toAicrError(err: unknown, doing: string, server?: string): AicrError {
+  if (err instanceof AicrError) return err;
+  const status = kubeStatusOf(err);
+  if (status) {
+    return new AicrError(codeFor(status), `${doing}: ${status.message}`, {
+      context: { status: status.code, reason: status.reason },
+      remedy:
+        status.code === 401
+          ? "your kubeconfig credentials were rejected; refresh them (e.g. re-run your cloud's get-credentials command)"
+          : undefined,
+      cause: err,
+    });
+  }
+  if (isTransportError(err)) {
+    return new AicrError(
+      "UNAVAILABLE",
+      `${doing}: cannot reach the Kubernetes API server${server ? ` at ${server}` : ""}`,
+      {
+        remedy:
+          "check the VPN or bastion connection, the kubeconfig's server address, and any firewall between you and it",
+        context: { errno: errno(err) },
+        cause: err,
+      },
+    );
+  }
+  if (err instanceof Error && err.name === "AbortError") {
+    return new AicrError("CANCELED", `${doing}: cancelled`, { cause: err });
+  }
+  return new AicrError("INTERNAL", `${doing}: ${err instanceof Error ? err.message : String(err)}`, {
+    cause: err,
+  });
+}

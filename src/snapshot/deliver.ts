@@ -1,0 +1,43 @@
+import { writeFileAtomic } from "../core/files.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "./cm-uri.ts";
+import { buildSnapshotConfigMap } from "./configmap.ts";
+import type { SnapshotFormat } from "./serialize.ts";
+
+export type Destination =
+  | { kind: "stdout" }
+  | { kind: "file"; path: string }
+  | { kind: "configmap"; ref: ConfigMapRef };
+
+/** Parsed in full before anything is collected or created, so a typo fails first (exit 2). */
+export function parseDestination(output: string | undefined): Destination {
+  if (output === undefined || output === "" || output === "-" || output === "stdout")
+    return { kind: "stdout" };
+  if (isConfigMapUri(output)) return { kind: "configmap", ref: parseConfigMapUri(output) };
+  return { kind: "file", path: output };
+}
+
+export function describeDestination(dest: Destination): string {
+  if (dest.kind === "stdout") return "stdout";
+  if (dest.kind === "file") return dest.path;
+  return `cm://${dest.ref.namespace}/${dest.ref.name}`;
+}
+
+export interface DeliverOptions {
+  content: string;
+  format: SnapshotFormat;
+  timestamp: string;
+  version: string;
+  /** Needed only for a ConfigMap destination. */
+  client?: KubeClient | undefined;
+  writeStdout: (text: string) => void;
+}
+
+/** The snapshot's bytes to their destination; a ConfigMap is written by server-side apply (manager `aicr`, force). */
+export async function deliverSnapshot(dest: Destination, options: DeliverOptions): Promise<void> {
+  if (dest.kind === "stdout") return options.writeStdout(options.content);
+  if (dest.kind === "file") return writeFileAtomic(dest.path, options.content, { flag: "--output" });
+  if (!options.client) throw new Error("a ConfigMap destination needs a cluster client");
+  const cm = buildSnapshotConfigMap(dest.ref, options);
+  await options.client.apply(cm, { fieldManager: "aicr", force: true });
+}
