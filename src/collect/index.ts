@@ -54,12 +54,13 @@ function plan(options: CollectAllOptions): [CollectedType, Run][] {
   return steps;
 }
 
-async function runWithTimeout(
-  run: Run,
-  base: Omit<CollectorOptions, "signal">,
-  parent: AbortSignal,
-  ms: number,
-) {
+interface TimedRun {
+  base: Omit<CollectorOptions, "signal">;
+  parent: AbortSignal;
+  ms: number;
+}
+
+async function runWithTimeout(run: Run, { base, parent, ms }: TimedRun): Promise<Measurement> {
   const controller = new AbortController();
   const timeoutError = new Error(`timed out after ${ms} ms`);
   const onParentAbort = (): void => controller.abort(parent.reason);
@@ -94,13 +95,14 @@ export async function collectAll(options: CollectAllOptions): Promise<Measuremen
     plan(options).map(async ([type, run]) => {
       const ms = options.timeouts?.[type] ?? DEFAULT_TIMEOUTS[type];
       try {
-        return await runWithTimeout(run, base, parent, ms);
+        return await runWithTimeout(run, { base, parent, ms });
       } catch (err) {
-        if (!parent.aborted)
+        if (!parent.aborted) {
           options.log.warn("collector failed; left out of the snapshot", {
             collector: type,
             cause: errorText(err),
           });
+        }
         throw err;
       }
     }),

@@ -31,6 +31,7 @@ export interface ContainerLike {
 }
 
 export interface PodLike {
+  metadata?: { name?: string | undefined; namespace?: string | undefined } | undefined;
   spec?:
     | {
         containers?: ContainerLike[] | undefined;

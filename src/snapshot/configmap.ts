@@ -1,13 +1,16 @@
 import type { ConfigMapRef } from "./cm-uri.ts";
 import type { SnapshotFormat } from "./serialize.ts";
 
-/** The ConfigMap the agent applies: a plain object, ready for server-side apply. */
-export interface SnapshotConfigMap {
+/**
+ * The ConfigMap the agent applies: a plain object, ready for server-side apply. A type alias, not an
+ * interface, so it is assignable to the kube client's `Record<string, unknown>`-based object type.
+ */
+export type SnapshotConfigMap = {
   apiVersion: "v1";
   kind: "ConfigMap";
   metadata: { name: string; namespace: string; labels: Record<string, string> };
   data: Record<string, string>;
-}
+};
 
 export interface SnapshotConfigMapOptions {
   /** The serialized snapshot, exactly as serializeSnapshot wrote it. */

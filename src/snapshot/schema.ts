@@ -106,10 +106,16 @@ export function formatIssuePath(issue: v.BaseIssue<unknown>): string {
   return out || "(document)";
 }
 
+const OBJECT_ISSUES = new Set(["strict_object", "object_with_rest", "object"]);
+
 function describeIssue(issue: v.BaseIssue<unknown>): string {
-  // Valibot reports an unknown key of a strict object with the key as the received value.
-  if (issue.type === "strict_object") return `${formatIssuePath(issue)}: unknown key`;
-  return `${formatIssuePath(issue)}: ${issue.message}`;
+  const path = formatIssuePath(issue);
+  // Object schemas report unknown and missing keys with their own (object-level) message; say what happened.
+  if (OBJECT_ISSUES.has(issue.type) && issue.path?.length) {
+    if (issue.expected === "never") return `${path}: unknown key`;
+    if (issue.received === "undefined") return `${path}: required but missing`;
+  }
+  return `${path}: ${issue.message}`;
 }
 
 /** Reads a snapshot written as YAML or JSON; every schema problem is reported with its path. */

@@ -1,0 +1,32 @@
+import { LABEL, LABEL_VALUE } from "../core/labels.ts";
+
+export interface RunIdentity {
+  runId: string;
+  invocationId: string;
+}
+
+/**
+ * The five labels on every object the controller creates and on the pod template. The run ID says
+ * which run; only the invocation ID proves "this process created it" (never select on it).
+ */
+export function runLabels(id: RunIdentity): Record<string, string> {
+  return {
+    [LABEL.name]: LABEL_VALUE.app,
+    [LABEL.managedBy]: LABEL_VALUE.app,
+    [LABEL.component]: LABEL_VALUE.snapshotAgent,
+    [LABEL.runId]: id.runId,
+    [LABEL.invocationId]: id.invocationId,
+  };
+}
+
+/** Narrows candidates only: labels are writable by anyone who can update pods, so they never authorize. */
+export function runPodSelector(runId: string): string {
+  return `${LABEL.name}=${LABEL_VALUE.app},${LABEL.runId}=${runId}`;
+}
+
+/** True when `labels` carry every one of this invocation's five labels, with non-empty IDs. */
+export function carriesInvocationLabels(labels: Record<string, string> | undefined, id: RunIdentity): boolean {
+  if (!labels || id.runId === "" || id.invocationId === "") return false;
+  const want = runLabels(id);
+  return Object.entries(want).every(([k, v]) => labels[k] === v);
+}
