@@ -25,7 +25,10 @@ export function runPodSelector(runId: string): string {
 }
 
 /** True when `labels` carry every one of this invocation's five labels, with non-empty IDs. */
-export function carriesInvocationLabels(labels: Record<string, string> | undefined, id: RunIdentity): boolean {
+export function carriesInvocationLabels(
+  labels: Record<string, string> | undefined,
+  id: RunIdentity,
+): boolean {
   if (!labels || id.runId === "" || id.invocationId === "") return false;
   const want = runLabels(id);
   return Object.entries(want).every(([k, v]) => labels[k] === v);

@@ -39,10 +39,14 @@ function checked(flag: string, prefix: string, name: string, names: string): str
   const problems = dns1123SubdomainProblems(name);
   if (name.length > MAX_LABEL_LENGTH) problems.push(`must be no more than ${MAX_LABEL_LENGTH} characters`);
   if (problems.length > 0) {
-    throw new AicrError("INVALID_REQUEST", `invalid ${flag} ${JSON.stringify(prefix)}: the ${names} name would be ${JSON.stringify(name)}, which ${problems.join("; ")}`, {
-      remedy: `pass a prefix of lower-case letters, digits, '-' and '.', starting with a letter or digit (e.g. "aicr")`,
-      context: { field: flag, value: prefix, resolvedName: name },
-    });
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `invalid ${flag} ${JSON.stringify(prefix)}: the ${names} name would be ${JSON.stringify(name)}, which ${problems.join("; ")}`,
+      {
+        remedy: `pass a prefix of lower-case letters, digits, '-' and '.', starting with a letter or digit (e.g. "aicr")`,
+        context: { field: flag, value: prefix, resolvedName: name },
+      },
+    );
   }
   return name;
 }

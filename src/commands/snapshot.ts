@@ -46,7 +46,7 @@ function parseMaxNodes(value: string | undefined): number {
 export default defineAicrCommand({
   name: "snapshot",
   description: "Capture a node's configuration (--local: this host; in the agent Job's pod: that node)",
-  transport: (args, env) => (env[AGENT_MODE_ENV] === "true" ? "in-cluster" : "local"),
+  transport: (_args, env) => (env[AGENT_MODE_ENV] === "true" ? "in-cluster" : "local"),
   args: {
     local: {
       type: "boolean",
