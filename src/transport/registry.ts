@@ -1,4 +1,5 @@
 import { AicrError } from "../core/errors.ts";
+import { controllerTransport } from "./controller.ts";
 import { inClusterTransport } from "./in-cluster.ts";
 import { localTransport } from "./local.ts";
 import type { Transport, TransportName, TransportOptions } from "./types.ts";
@@ -12,6 +13,7 @@ const TRANSPORTS: Record<TransportName, (options: TransportOptions) => Transport
   }),
   local: localTransport,
   "in-cluster": inClusterTransport,
+  controller: controllerTransport,
 };
 
 export function createTransport(name: TransportName, options: TransportOptions): Transport {
