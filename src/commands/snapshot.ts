@@ -39,6 +39,14 @@ function parseMaxNodes(value: string | undefined): number {
   return Number(value);
 }
 
+/** The controller marks its own staging ConfigMap; the Job's identity comes from the downward API. */
+function stagingOwner(
+  env: Readonly<Record<string, string | undefined>>,
+): { name: string; uid: string } | undefined {
+  if (env.AICR_OUTPUT_OWNED_BY_JOB !== "true" || !env.AICR_JOB_NAME || !env.AICR_JOB_UID) return undefined;
+  return { name: env.AICR_JOB_NAME, uid: env.AICR_JOB_UID };
+}
+
 /**
  * aicr snapshot — collects a node and writes its snapshot. Runs as the agent inside the Job's pod
  * (AICR_AGENT_MODE=true) or on this host with --local.
@@ -122,6 +130,7 @@ export default defineAicrCommand({
       timestamp: formatTimestamp(now),
       version: ctx.version,
       client,
+      ownerJob: agentMode ? stagingOwner(ctx.env) : undefined,
       writeStdout: (text) => void process.stdout.write(text),
     });
     ctx.log.info("snapshot written", {

@@ -8,7 +8,18 @@ import type { SnapshotFormat } from "./serialize.ts";
 export type SnapshotConfigMap = {
   apiVersion: "v1";
   kind: "ConfigMap";
-  metadata: { name: string; namespace: string; labels: Record<string, string> };
+  metadata: {
+    name: string;
+    namespace: string;
+    labels: Record<string, string>;
+    ownerReferences?: {
+      apiVersion: string;
+      kind: string;
+      name: string;
+      uid: string;
+      blockOwnerDeletion: boolean;
+    }[];
+  };
   data: Record<string, string>;
 };
 
@@ -20,6 +31,8 @@ export interface SnapshotConfigMapOptions {
   timestamp: string;
   /** aicr version; anything a label value cannot hold is replaced (see labelSafeVersion). */
   version: string;
+  /** The agent's Job, when this ConfigMap is the run's staging object. */
+  ownerJob?: { name: string; uid: string } | undefined;
 }
 
 const LABEL_VALUE_MAX = 63;
@@ -57,6 +70,15 @@ export function buildSnapshotConfigMap(
         "app.kubernetes.io/component": "Snapshot",
         "app.kubernetes.io/version": labelSafeVersion(options.version),
       },
+      // Owned by the Job only when it is the run's staging object, never a delivered cm:// target:
+      // if the run is killed, deleting its Job (or the Job's TTL) takes the staging copy with it.
+      ...(options.ownerJob
+        ? {
+            ownerReferences: [
+              { apiVersion: "batch/v1", kind: "Job", ...options.ownerJob, blockOwnerDeletion: false },
+            ],
+          }
+        : {}),
     },
     data: {
       [snapshotDataKey(options.format)]: options.content,

@@ -28,6 +28,8 @@ export interface DeliverOptions {
   format: SnapshotFormat;
   timestamp: string;
   version: string;
+  /** Set when the destination is the run's staging ConfigMap (the agent's Job owns it). */
+  ownerJob?: { name: string; uid: string } | undefined;
   /** Needed only for a ConfigMap destination. */
   client?: KubeClient | undefined;
   writeStdout: (text: string) => void;
