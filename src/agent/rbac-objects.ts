@@ -9,7 +9,7 @@ export interface OwnerRef {
   uid: string;
 }
 
-export const ownerReference = (owner: OwnerRef): Record<string, unknown> => ({
+export const ownerReference = (owner: OwnerRef): OwnerRef & { blockOwnerDeletion: boolean } => ({
   ...owner,
   blockOwnerDeletion: false,
 });

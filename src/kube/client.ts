@@ -16,6 +16,7 @@ import { loadKubeConfig } from "./config.ts";
 import { toAicrError } from "./errors.ts";
 
 /** A Kubernetes object in JSON form; builders produce these, the client sends them as they are. */
+export type { KubernetesObject };
 export type KubeObject = KubernetesObject & Record<string, unknown>;
 
 /** What reads return: the caller names the shape it relies on (validated where the logic depends on it). */

@@ -81,7 +81,11 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
   const status = kubeStatusOf(err);
   if (status) {
     return new AicrError(codeFor(status), `${doing}: ${status.message}`, {
-      context: { status: status.code, reason: status.reason },
+      context: {
+        status: status.code,
+        reason: status.reason,
+        ...(status.retryAfterSeconds !== undefined ? { retryAfterSeconds: status.retryAfterSeconds } : {}),
+      },
       remedy:
         status.code === 401
           ? "your kubeconfig credentials were rejected; refresh them (e.g. re-run your cloud's get-credentials command)"
@@ -108,3 +112,31 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
     cause: err,
   });
 }
+
+/** Worth retrying: the server was unreachable or dropped us, throttled us, or failed on its side. */
+export function isTransient(err: unknown): boolean {
+  if (!(err instanceof AicrError)) return false;
+  const status = err.context.status;
+  return (
+    err.code === "UNAVAILABLE" || err.code === "RATE_LIMITED" || (typeof status === "number" && status >= 500)
+  );
+}
+
+/** The HTTP status and Kubernetes reason an AicrError from the client carries, if any. */
+export function statusOf(err: unknown): { status?: number; reason?: string } {
+  if (!(err instanceof AicrError)) return {};
+  const { status, reason } = err.context;
+  return {
+    ...(typeof status === "number" ? { status } : {}),
+    ...(typeof reason === "string" ? { reason } : {}),
+  };
+}
+
+export const isNotFoundError = (err: unknown): boolean => statusOf(err).status === 404;
+export const isAlreadyExistsError = (err: unknown): boolean => statusOf(err).reason === "AlreadyExists";
+/** 409 other than AlreadyExists: a failed precondition or a stale resourceVersion. */
+export const isConflictError = (err: unknown): boolean => {
+  const s = statusOf(err);
+  return s.status === 409 && s.reason !== "AlreadyExists";
+};
+export const isForbiddenError = (err: unknown): boolean => statusOf(err).status === 403;

@@ -1,0 +1,84 @@
+import { AicrError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { describe, type KubeClient, type KubeObject, type KubernetesObject, refOf } from "../kube/client.ts";
+import { isAlreadyExistsError, isTransient } from "../kube/errors.ts";
+import type { CreatedSet } from "./created-set.ts";
+import { carriesInvocationLabels, type RunIdentity } from "./labels.ts";
+
+export const CREATE_ATTEMPTS = 4;
+const BASE_DELAY_MS = 250;
+const MAX_DELAY_MS = 5000;
+
+export interface CreateOwnedOptions {
+  client: KubeClient;
+  created: CreatedSet;
+  identity: RunIdentity;
+  log: Logger;
+  signal: AbortSignal;
+}
+
+const delay = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(t), reject(signal.reason)), { once: true });
+  });
+
+function backoff(attempt: number, err: AicrError): number {
+  const retryAfter = err.context.retryAfterSeconds;
+  if (typeof retryAfter === "number") return Math.min(retryAfter * 1000, MAX_DELAY_MS);
+  return Math.min(BASE_DELAY_MS * 2 ** attempt, MAX_DELAY_MS);
+}
+
+/**
+ * Creates a run-owned object: intent recorded first, transient failures retried, and an
+ * AlreadyExists adopted only when the object there carries this invocation's labels (our own create
+ * whose response was lost); anything else at the name means a duplicate run ID, and fails.
+ */
+export async function createOwned<T extends KubernetesObject>(
+  object: T,
+  o: CreateOwnedOptions,
+): Promise<KubeObject> {
+  const ref = refOf(object);
+  o.created.recordIntent(ref);
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const made = await o.client.create(object);
+      o.created.confirm(ref, made.metadata?.uid ?? "");
+      return made as KubeObject;
+    } catch (err) {
+      if (isAlreadyExistsError(err)) return adopt(ref, o, err);
+      if (!isTransient(err) || attempt + 1 >= CREATE_ATTEMPTS) throw err; // intent kept: cleanup will resolve it
+      o.log.warn(`creating ${describe(ref)} failed transiently; retrying`, {
+        attempt: attempt + 1,
+        cause: (err as Error).message,
+      });
+      await delay(backoff(attempt, err as AicrError), o.signal);
+    }
+  }
+}
+
+async function adopt(
+  ref: ReturnType<typeof refOf>,
+  o: CreateOwnedOptions,
+  cause: unknown,
+): Promise<KubeObject> {
+  const live = await o.client.get<KubeObject>(ref).catch(() => undefined);
+  const uid = live?.metadata?.uid;
+  if (live && uid && carriesInvocationLabels(live.metadata?.labels, o.identity)) {
+    o.created.confirm(ref, uid);
+    o.log.debug(`adopted ${describe(ref)}: our own create whose response was lost`, { uid });
+    return live;
+  }
+  o.created.discard(ref);
+  throw new AicrError(
+    "INTERNAL",
+    `${describe(ref)} already exists under this run's name and was not created by this invocation`,
+    {
+      remedy:
+        "another invocation is using the same run ID; omit --run-id / AICR_RUN_ID so each run gets its own",
+      context: { kind: ref.kind, name: ref.name, runId: o.identity.runId },
+      cause,
+    },
+  );
+}

@@ -1,0 +1,239 @@
+import type { Writable } from "node:stream";
+import { AicrError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { isNotFoundError } from "../kube/errors.ts";
+import { type CleanupOptions, cleanupRun, type ReceiptRow } from "./cleanup.ts";
+import { createOwned } from "./create-owned.ts";
+import { CreatedSet } from "./created-set.ts";
+import { buildAgentJob, type Toleration } from "./job-spec.ts";
+import { type RunIdentity, runLabels } from "./labels.ts";
+import { type RunNames, runNames } from "./names.ts";
+import { ensureNamespace } from "./namespace.ts";
+import { pickOwnedPod } from "./pod-select.ts";
+import {
+  buildClusterRole,
+  buildClusterRoleBinding,
+  buildRole,
+  buildRoleBinding,
+  buildServiceAccount,
+  type OwnerRef,
+} from "./rbac-objects.ts";
+import { readSnapshotConfigMap } from "./result.ts";
+import { resolveServiceAccountMode, type ServiceAccountMode } from "./service-account-mode.ts";
+import { type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
+
+export interface AgentRunConfig {
+  namespace: string;
+  identity: RunIdentity;
+  image: string;
+  privileged: boolean;
+  /** --job-name: a prefix. */
+  jobPrefix?: string | undefined;
+  /** --service-account-name: exact if such a ServiceAccount exists, else a prefix; unset is never probed. */
+  serviceAccountName?: string | undefined;
+  /** A delivered cm:// target (the user's; never deleted). Absent → the run's own staging ConfigMap. */
+  delivered?: { namespace: string; name: string } | undefined;
+  imagePullSecrets?: string[] | undefined;
+  nodeSelector?: Record<string, string> | undefined;
+  tolerations?: Toleration[] | undefined;
+  requireGpu?: boolean | undefined;
+  runtimeClassName?: string | undefined;
+  os?: string | undefined;
+  maxNodesPerEntry?: number | undefined;
+  discoverNetwork?: boolean | undefined;
+  debug?: boolean | undefined;
+  requests?: Record<string, string> | undefined;
+  limits?: Record<string, string> | undefined;
+}
+
+/** Everything decided before the first request: names are validated here, so bad input writes nothing. */
+export interface AgentRunPlan {
+  names: RunNames;
+  labels: Record<string, string>;
+  output: { namespace: string; name: string };
+  ownsOutput: boolean;
+}
+
+export function planAgentRun(config: AgentRunConfig): AgentRunPlan {
+  const names = runNames({
+    runId: config.identity.runId,
+    jobPrefix: config.jobPrefix,
+    serviceAccountPrefix: config.serviceAccountName,
+  });
+  const output = config.delivered ?? { namespace: config.namespace, name: names.stagingConfigMap };
+  return { names, labels: runLabels(config.identity), output, ownsOutput: !config.delivered };
+}
+
+const RBAC = "rbac.authorization.k8s.io/v1";
+
+/**
+ * One run of the agent: deploy → pod → logs → completion → result → cleanup. One instance per
+ * invocation; it owns and selects only its own objects.
+ */
+export class AgentRun {
+  readonly created = new CreatedSet();
+  readonly plan: AgentRunPlan;
+  mode: ServiceAccountMode | undefined;
+  jobUid: string | undefined;
+  private names: RunNames;
+
+  constructor(
+    private readonly client: KubeClient,
+    private readonly config: AgentRunConfig,
+    private readonly ctx: { log: Logger; signal: AbortSignal },
+  ) {
+    this.plan = planAgentRun(config);
+    this.names = this.plan.names;
+  }
+
+  private createOptions() {
+    return {
+      client: this.client,
+      created: this.created,
+      identity: this.config.identity,
+      log: this.ctx.log,
+      signal: this.ctx.signal,
+    };
+  }
+
+  /** Creates the run's objects. The caller registers cleanup before calling this: it runs on failure too. */
+  async deploy(options: { mode?: ServiceAccountMode } = {}): Promise<void> {
+    const { client, config } = this;
+    if (config.runtimeClassName) await this.checkRuntimeClass(config.runtimeClassName);
+    await ensureNamespace(client, { namespace: config.namespace, log: this.ctx.log });
+    this.mode =
+      options.mode ??
+      (await resolveServiceAccountMode(client, {
+        namespace: config.namespace,
+        name: config.serviceAccountName,
+      }));
+    const meta = { names: this.names, namespace: config.namespace, labels: this.plan.labels };
+    let owner: OwnerRef | undefined;
+    let serviceAccountName: string;
+    if (this.mode.mode === "prefix") {
+      // The ClusterRole is the run's anchor: deleting it (cleanup, an operator, after a SIGKILL) collects the rest.
+      const anchor = await createOwned(
+        buildClusterRole({ ...meta, discoverNetwork: Boolean(config.discoverNetwork) }),
+        this.createOptions(),
+      );
+      owner = {
+        apiVersion: RBAC,
+        kind: "ClusterRole",
+        name: this.names.clusterRole,
+        uid: anchor.metadata?.uid ?? "",
+      };
+      const withOwner = { ...meta, owner };
+      await Promise.all(
+        [
+          buildClusterRoleBinding(withOwner),
+          buildServiceAccount(withOwner),
+          buildRole(withOwner),
+          buildRoleBinding(withOwner),
+        ].map((o) => createOwned(o, this.createOptions())),
+      );
+      serviceAccountName = this.names.serviceAccount;
+    } else {
+      this.ctx.log.info(
+        `using the existing ServiceAccount ${config.namespace}/${this.mode.name}: aicr creates and deletes no RBAC for this run`,
+        {
+          hint: "grant it the agent's rules once with: aicr render-rbac <name> -n <namespace>",
+        },
+      );
+      serviceAccountName = this.mode.name;
+    }
+    const job = buildAgentJob({
+      ...config,
+      names: this.names,
+      labels: this.plan.labels,
+      runId: config.identity.runId,
+      serviceAccountName,
+      output: `cm://${this.plan.output.namespace}/${this.plan.output.name}`,
+      outputIsStaging: this.plan.ownsOutput,
+      owner,
+    });
+    const made = await createOwned(job, this.createOptions());
+    this.jobUid = made.metadata?.uid;
+    this.ctx.log.info(`deployed Job ${config.namespace}/${this.names.job}`, { uid: this.jobUid });
+  }
+
+  private async checkRuntimeClass(name: string): Promise<void> {
+    try {
+      await this.client.get({ apiVersion: "node.k8s.io/v1", kind: "RuntimeClass", name });
+    } catch (err) {
+      if (!isNotFoundError(err)) throw err;
+      throw new AicrError(
+        "NOT_FOUND",
+        `RuntimeClass ${JSON.stringify(name)} does not exist in this cluster`,
+        {
+          remedy:
+            "the GPU Operator may not be installed yet: omit --runtime-class and target GPU nodes with --node-selector",
+          cause: err,
+        },
+      );
+    }
+  }
+
+  private requireJob(): string {
+    if (!this.jobUid) throw new AicrError("INTERNAL", "the run's Job was not created");
+    return this.jobUid;
+  }
+
+  waitForPod(timeoutMs: number, onPending?: (pod: PodState) => void): Promise<PodState> {
+    return waitForStartedPod(this.client, {
+      namespace: this.config.namespace,
+      runId: this.config.identity.runId,
+      jobUid: this.requireJob(),
+      timeoutMs,
+      signal: this.ctx.signal,
+      onPending,
+    });
+  }
+
+  /** Follows the log of this run's own pod until it ends. */
+  streamLogs(pod: PodState, out: Writable): Promise<void> {
+    return this.client.followLog(
+      { namespace: this.config.namespace, pod: pod.metadata.name, container: "aicr" },
+      { out, signal: this.ctx.signal, follow: true },
+    );
+  }
+
+  waitForCompletion(timeoutMs: number): Promise<JobOutcome> {
+    return waitForJob(this.client, {
+      namespace: this.config.namespace,
+      name: this.names.job,
+      uid: this.requireJob(),
+      timeoutMs,
+      signal: this.ctx.signal,
+    });
+  }
+
+  /** The last owned pod, Failed included: for showing the agent's log when the run failed. */
+  async lastPod(): Promise<PodState | undefined> {
+    const pods = await this.client.list<PodState>("v1", "Pod", {
+      namespace: this.config.namespace,
+      labelSelector: `aicr.run/run-id=${this.config.identity.runId}`,
+    });
+    return pickOwnedPod(pods.items, this.requireJob(), { includeFailed: true });
+  }
+
+  readResult(): Promise<string> {
+    return readSnapshotConfigMap(this.client, {
+      ...this.plan.output,
+      owned: this.plan.ownsOutput,
+      created: this.created,
+    });
+  }
+
+  cleanup(): Promise<ReceiptRow[]> {
+    const options: CleanupOptions = {
+      client: this.client,
+      created: this.created,
+      identity: this.config.identity,
+      log: this.ctx.log,
+      staging: this.plan.ownsOutput ? this.plan.output : undefined,
+      anchorKind: this.mode?.mode === "exact" ? "Job" : "ClusterRole",
+    };
+    return cleanupRun(options);
+  }
+}

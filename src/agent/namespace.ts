@@ -1,0 +1,47 @@
+import { AicrError } from "../core/errors.ts";
+import { LABEL, LABEL_VALUE } from "../core/labels.ts";
+import type { Logger } from "../core/log.ts";
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { isAlreadyExistsError, isForbiddenError } from "../kube/errors.ts";
+
+/**
+ * The namespace is ensured, never owned: created if absent, labelled managed-by=aicr if not, never
+ * deleted. An operator without namespace rights can still run in a namespace that exists.
+ */
+export async function ensureNamespace(
+  client: KubeClient,
+  options: { namespace: string; log: Logger },
+): Promise<void> {
+  const ref = { apiVersion: "v1", kind: "Namespace", name: options.namespace };
+  const labels = { [LABEL.managedBy]: LABEL_VALUE.app };
+  try {
+    await client.create({
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: options.namespace, labels },
+    });
+    options.log.info(`created namespace ${options.namespace} (it is never deleted by aicr)`);
+    return;
+  } catch (err) {
+    if (!isAlreadyExistsError(err) && !isForbiddenError(err)) throw err;
+    const live = await client.get<KubeObject>(ref).catch((getErr: unknown) => {
+      if (isForbiddenError(err)) {
+        throw new AicrError(
+          "UNAUTHORIZED",
+          `namespace ${JSON.stringify(options.namespace)} cannot be created or read by the caller`,
+          {
+            remedy: "create the namespace first, or ask for create/get on namespaces",
+            cause: getErr,
+          },
+        );
+      }
+      throw getErr;
+    });
+    if (live.metadata?.labels?.[LABEL.managedBy] === LABEL_VALUE.app) return;
+    await client.mergePatch(ref, { metadata: { labels } }).catch((patchErr: unknown) => {
+      options.log.warn(`could not label namespace ${options.namespace} managed-by=aicr; continuing`, {
+        cause: (patchErr as Error).message,
+      });
+    });
+  }
+}

@@ -1,0 +1,120 @@
+import { AicrError } from "../core/errors.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { runPodSelector } from "./labels.ts";
+import { ownedByJob, type PodLike } from "./pod-select.ts";
+import { watchUntil } from "./watch-until.ts";
+
+interface JobLike {
+  metadata?: { uid?: string };
+  status?: {
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    active?: number;
+  };
+}
+
+export interface JobOutcome {
+  succeeded: boolean;
+  reason?: string | undefined;
+  message?: string | undefined;
+}
+
+/** Waits for this run's Job (by name, and by the UID its create returned) to complete or fail. */
+export function waitForJob(
+  client: KubeClient,
+  o: { namespace: string; name: string; uid: string; timeoutMs: number; signal: AbortSignal },
+): Promise<JobOutcome> {
+  return watchUntil<JobLike, JobOutcome>({
+    client,
+    apiVersion: "batch/v1",
+    kind: "Job",
+    plural: "jobs",
+    list: { namespace: o.namespace, fieldSelector: `metadata.name=${o.name}` },
+    signal: o.signal,
+    timeoutMs: o.timeoutMs,
+    check(job, type) {
+      if (type === "DELETED" || job.metadata?.uid !== o.uid) {
+        throw new AicrError(
+          "INTERNAL",
+          `Job ${o.namespace}/${o.name} was deleted or replaced while the run waited for it`,
+          {
+            remedy: "another actor removed the run's Job; run again",
+          },
+        );
+      }
+      const cond = (t: string) => job.status?.conditions?.find((c) => c.type === t && c.status === "True");
+      const done = cond("Complete") ?? cond("SuccessCriteriaMet");
+      if (done) return { succeeded: true };
+      const failed = cond("Failed") ?? cond("FailureTarget");
+      if (failed) return { succeeded: false, reason: failed.reason, message: failed.message };
+      return undefined;
+    },
+    describeTimeout: (job) =>
+      `Job ${o.namespace}/${o.name} did not finish within ${Math.round(o.timeoutMs / 1000)}s (active pods: ${job?.status?.active ?? 0})`,
+  });
+}
+
+export interface PodState extends PodLike {
+  metadata: NonNullable<PodLike["metadata"]> & { name: string };
+  status?: PodLike["status"] & {
+    conditions?: { type: string; status: string; reason?: string; message?: string }[];
+    containerStatuses?: {
+      state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: object };
+    }[];
+  };
+}
+
+/** Human text for a pod's last known state, for TIMEOUT messages. */
+export function describePodState(pod: PodState | undefined): string {
+  if (!pod) return "no pod of this run's Job was seen";
+  const unscheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False");
+  if (unscheduled)
+    return `pod ${pod.metadata.name} is not scheduled: ${unscheduled.message ?? unscheduled.reason}`;
+  const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
+  if (waiting)
+    return `pod ${pod.metadata.name} is waiting: ${waiting.reason}${waiting.message ? ` (${waiting.message})` : ""}`;
+  return `pod ${pod.metadata.name} is ${pod.status?.phase ?? "Pending"}`;
+}
+
+/**
+ * Waits for a pod owned by this run's Job whose container has started (so its log can be read).
+ * Candidates are narrowed by the run labels, then authorized by the controller ownerReference.
+ */
+export function waitForStartedPod(
+  client: KubeClient,
+  o: {
+    namespace: string;
+    runId: string;
+    jobUid: string;
+    timeoutMs: number;
+    signal: AbortSignal;
+    onPending?: (pod: PodState) => void;
+  },
+): Promise<PodState> {
+  let last: PodState | undefined;
+  return watchUntil<PodState, PodState>({
+    client,
+    apiVersion: "v1",
+    kind: "Pod",
+    plural: "pods",
+    list: { namespace: o.namespace, labelSelector: runPodSelector(o.runId) },
+    signal: o.signal,
+    timeoutMs: o.timeoutMs,
+    check(pod, type) {
+      if (type === "DELETED" || !ownedByJob(pod, o.jobUid) || pod.metadata.deletionTimestamp)
+        return undefined;
+      last = pod;
+      const state = pod.status?.containerStatuses?.[0]?.state;
+      if (
+        state?.running ||
+        state?.terminated ||
+        pod.status?.phase === "Succeeded" ||
+        pod.status?.phase === "Failed"
+      )
+        return pod;
+      o.onPending?.(pod);
+      return undefined;
+    },
+    describeTimeout: () =>
+      `the agent pod did not start within ${Math.round(o.timeoutMs / 1000)}s: ${describePodState(last)}`,
+  });
+}

@@ -1,0 +1,90 @@
+import { AicrError } from "../core/errors.ts";
+import type { KubeClient, ListOptions } from "../kube/client.ts";
+
+export interface WatchUntilOptions<T, R> {
+  client: KubeClient;
+  /** e.g. { apiVersion: "batch/v1", kind: "Job", plural: "jobs" } */
+  apiVersion: string;
+  kind: string;
+  plural: string;
+  list: ListOptions & { namespace: string };
+  /** A result ends the wait; undefined keeps watching. */
+  check: (object: T, type: string) => R | undefined;
+  signal: AbortSignal;
+  timeoutMs: number;
+  /** Says what we were waiting for in the TIMEOUT message; gets the last object seen. */
+  describeTimeout: (last: T | undefined) => string;
+}
+
+const RELIST_PAUSE_MS = 200;
+
+const pause = (ms: number, signal: AbortSignal): Promise<void> =>
+  new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+const watchPath = (o: { apiVersion: string; plural: string; namespace: string }): string =>
+  `${o.apiVersion.includes("/") ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`}/namespaces/${o.namespace}/${o.plural}`;
+
+/**
+ * List, then watch from the list's resourceVersion until `check` answers. A watch the server closes
+ * (timeout, 410 Gone, a dropped connection) is followed by a fresh list: never polling, never a gap.
+ */
+export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
+  const deadline = AbortSignal.timeout(o.timeoutMs);
+  const stop = AbortSignal.any([o.signal, deadline]);
+  let last: T | undefined;
+  while (!stop.aborted) {
+    const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list);
+    for (const item of listed.items) {
+      last = item;
+      const r = o.check(item, "LISTED");
+      if (r !== undefined) return r;
+    }
+    let found: R | undefined;
+    let failure: unknown;
+    const watchStop = new AbortController();
+    const both = AbortSignal.any([stop, watchStop.signal]);
+    const ended = await o.client.watch<T>(
+      watchPath({ ...o, namespace: o.list.namespace }),
+      {
+        resourceVersion: listed.resourceVersion,
+        allowWatchBookmarks: true,
+        labelSelector: o.list.labelSelector,
+        fieldSelector: o.list.fieldSelector,
+      },
+      {
+        signal: both,
+        onEvent: (event) => {
+          if (
+            found !== undefined ||
+            failure !== undefined ||
+            event.type === "BOOKMARK" ||
+            event.type === "ERROR"
+          )
+            return;
+          last = event.object;
+          try {
+            const r = o.check(event.object, event.type);
+            if (r !== undefined) {
+              found = r;
+              watchStop.abort();
+            }
+          } catch (err) {
+            // Thrown inside the watch's callback it would escape the stream; carry it out instead.
+            failure = err;
+            watchStop.abort();
+          }
+        },
+      },
+    );
+    if (failure !== undefined) throw failure;
+    if (found !== undefined) return found;
+    // A watch refused at once (a 5xx, a 410 on resume) is retried after a pause, not in a tight loop.
+    if (ended !== undefined && !stop.aborted) await pause(RELIST_PAUSE_MS, stop);
+  }
+  if (o.signal.aborted)
+    throw new AicrError("CANCELED", "cancelled while waiting", { cause: o.signal.reason });
+  throw new AicrError("TIMEOUT", o.describeTimeout(last), { context: { timeoutMs: o.timeoutMs } });
+}
