@@ -16,7 +16,7 @@ const LAYERS: string[][] = [
   ["main.ts"],
   ["cli.ts"],
   ["commands"],
-  ["agent", "validate", "legacy"],
+  ["controller", "agent", "validate", "legacy"],
   ["rbac", "collect", "snapshot", "run"],
   ["transport"],
   ["kube"],

@@ -17,6 +17,11 @@ export const COMMANDS: Record<string, { description: string; load: Loader }> = {
       "Write the RBAC manifests that let an existing ServiceAccount run the agent (applies nothing)",
     load: () => import("./commands/render-rbac.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
   },
+  "cleanup-legacy": {
+    description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
+    load: () =>
+      import("./commands/cleanup-legacy.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+  },
 };
 
 const root: CommandDef<ArgsDef> = {

@@ -1,5 +1,6 @@
 import { AicrError, exitCodeOf, formatError, isAicrError } from "./core/errors.ts";
 import { createLogger } from "./core/log.ts";
+import { forcedExitReports } from "./core/shutdown.ts";
 
 /**
  * The entry point and the only place that decides the exit status. The first SIGINT/SIGTERM
@@ -9,7 +10,10 @@ const controller = new AbortController();
 let signalsSeen = 0;
 const onSignal = (signal: NodeJS.Signals): void => {
   signalsSeen++;
-  if (signalsSeen > 1) process.exit(EXIT_CANCELED);
+  if (signalsSeen > 1) {
+    for (const report of forcedExitReports()) process.stderr.write(`${report}\n`);
+    process.exit(EXIT_CANCELED);
+  }
   process.stderr.write(`received ${signal}: cancelling; press Ctrl-C again to exit at once\n`);
   controller.abort(new AicrError("CANCELED", `cancelled by ${signal}`));
 };

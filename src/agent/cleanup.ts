@@ -116,13 +116,18 @@ async function deleteEntry(o: CleanupOptions, e: CreatedEntry): Promise<ReceiptR
  */
 export async function cleanupRun(o: CleanupOptions): Promise<ReceiptRow[]> {
   const entries = o.created.list();
-  const job = entries.find((e) => e.kind === "Job" && e.confirmed && e.uid);
+  const job = entries.find((e) => e.kind === "Job");
   let holdsJob = false;
   const needsSweep = o.staging && !entries.some((e) => e.kind === "ConfigMap");
   if (needsSweep && job) {
-    // Checked before the fan-out: the Job's own delete runs concurrently with it.
+    // Checked before the fan-out: the Job's own delete runs concurrently with it. A Job whose create
+    // response was lost vouches only with the same proof that lets cleanup delete it.
     const live = await o.client.get<KubeObject>(job).catch(() => undefined);
-    holdsJob = live?.metadata?.uid === job.uid;
+    const liveUid = live?.metadata?.uid;
+    holdsJob =
+      liveUid !== undefined &&
+      liveUid !== "" &&
+      (job.confirmed ? liveUid === job.uid : carriesInvocationLabels(live?.metadata?.labels, o.identity));
   }
   // Leaves first (the staging ConfigMap is owned by the Job), the anchor last: each delete is ours
   // rather than the garbage collector's, so the receipt says what this cleanup did.

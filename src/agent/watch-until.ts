@@ -84,7 +84,12 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
     // A watch refused at once (a 5xx, a 410 on resume) is retried after a pause, not in a tight loop.
     if (ended !== undefined && !stop.aborted) await pause(RELIST_PAUSE_MS, stop);
   }
-  if (o.signal.aborted)
-    throw new AicrError("CANCELED", "cancelled while waiting", { cause: o.signal.reason });
+  // A caller that aborts with an AicrError (a fail-fast cause, a signal) gets that error back.
+  if (o.signal.aborted) {
+    const reason = o.signal.reason;
+    throw reason instanceof AicrError
+      ? reason
+      : new AicrError("CANCELED", "cancelled while waiting", { cause: reason });
+  }
   throw new AicrError("TIMEOUT", o.describeTimeout(last), { context: { timeoutMs: o.timeoutMs } });
 }

@@ -19,13 +19,14 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
   args: A;
   /** The transport, fixed or chosen from the flags and environment (e.g. agent mode). */
   transport: TransportName | ((args: ParsedArgs<WithGlobals<A>>, env: NodeJS.ProcessEnv) => TransportName);
-  run: (ctx: RunContext, args: ParsedArgs<WithGlobals<A>>) => Promise<void>;
+  /** `rawArgs` is the command's own argv, for repeatable flags (citty keeps only the last value). */
+  run: (ctx: RunContext, args: ParsedArgs<WithGlobals<A>>, raw: { rawArgs: string[] }) => Promise<void>;
 }): CommandDef<WithGlobals<A>> {
   const args = { ...def.args, ...globalArgs } as WithGlobals<A>;
   return defineCommand({
     meta: { name: def.name, description: def.description },
     args,
-    async run({ args: parsed, data }) {
+    async run({ args: parsed, data, rawArgs }) {
       const { signal } = data as CliData;
       const ctx = createRunContext({
         command: def.name,
@@ -39,7 +40,7 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
           context: parsed.context,
         },
       });
-      await def.run(ctx, parsed);
+      await def.run(ctx, parsed, { rawArgs });
     },
   });
 }

@@ -1,6 +1,5 @@
 import { AicrError } from "../core/errors.ts";
-import { writeNewDirectory } from "../core/files.ts";
-import { renderAgentRbac } from "../rbac/render.ts";
+import { writeAgentRbac } from "../rbac/write.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
 
@@ -42,51 +41,15 @@ export default defineAicrCommand({
         },
       );
     }
-    const namespace = resolveNamespace(args.namespace, ctx.env);
-    const serviceAccount = args["service-account"] ?? "";
-    const rendered = renderAgentRbac({
-      namespace,
-      serviceAccount,
+    await writeAgentRbac({
+      namespace: resolveNamespace(args.namespace, ctx.env),
+      serviceAccount: args["service-account"] ?? "",
       discoverNetwork: Boolean(args["discover-network"]),
       runId: ctx.runId,
+      dir: args.dir ?? ".",
+      json: output === "json",
+      log: ctx.log,
+      writeStdout: (text) => void process.stdout.write(text),
     });
-    const parent = args.dir ?? ".";
-    const path = await writeNewDirectory(parent, rendered.directory, { files: rendered.files });
-
-    const { log } = ctx;
-    const subject = `system:serviceaccount:${namespace}:${serviceAccount}`;
-    log.info(`wrote ${path}/ — NOTHING has been applied to any cluster`);
-    for (const f of rendered.files) {
-      log.info(
-        `  ${f.file}  ${f.kind}/${f.name}${f.namespace ? ` (namespace ${f.namespace})` : " (cluster-scoped)"}`,
-      );
-    }
-    log.info(`review, then grant:  kubectl apply -f ${path}/`);
-    log.info(`revoke later:        kubectl delete -f ${path}/`);
-    log.info(`check the grant:     kubectl auth can-i --list --as ${subject} -n ${namespace}`);
-    log.info(
-      "trade-off: every run using this ServiceAccount shares these grants, so runs are not permission-isolated from each other",
-    );
-    if (args["discover-network"]) {
-      log.warn("these grants include MUTATING cluster-wide rules and stay until you delete them");
-    }
-    if (output === "json") {
-      const summary = {
-        directory: path,
-        runId: ctx.runId,
-        namespace,
-        serviceAccount,
-        discoverNetwork: Boolean(args["discover-network"]),
-        objects: rendered.files.map((f) => ({
-          file: `${path}/${f.file}`,
-          kind: f.kind,
-          name: f.name,
-          ...(f.namespace ? { namespace: f.namespace } : {}),
-        })),
-        apply: `kubectl apply -f ${path}/`,
-        delete: `kubectl delete -f ${path}/`,
-      };
-      process.stdout.write(`${JSON.stringify(summary, null, 2)}\n`);
-    }
   },
 });

@@ -1,65 +1,34 @@
-import { hostname } from "node:os";
-import { collectAll, hostRootFromEnv } from "../collect/index.ts";
-import { AicrError } from "../core/errors.ts";
-import { clusterReaderFor } from "../kube/cluster-reader.ts";
-import { buildSnapshot, formatTimestamp, provenanceFromEnv, sourceNodeFromEnv } from "../snapshot/build.ts";
-import { deliverSnapshot, describeDestination, parseDestination } from "../snapshot/deliver.ts";
+import { placementMismatch } from "../controller/auto-target.ts";
+import { collectSnapshot } from "../controller/collect-snapshot.ts";
+import { resolveSnapshotOptions } from "../controller/options.ts";
+import { badFlag, parseCount } from "../controller/parse.ts";
+import { writeAgentRbac } from "../rbac/write.ts";
+import { collectNodeSnapshot } from "../snapshot/collect-node.ts";
+import { describeDestination, parseDestination } from "../snapshot/deliver.ts";
+import { parseSnapshot } from "../snapshot/schema.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat, serializeSnapshot } from "../snapshot/serialize.ts";
+import { repeatedFlag, resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
 
 const AGENT_MODE_ENV = "AICR_AGENT_MODE";
-
-function parseFormat(value: string | undefined): SnapshotFormat {
-  const format = (value ?? "yaml") as SnapshotFormat;
-  if (!SNAPSHOT_FORMATS.includes(format)) {
-    throw new AicrError(
-      "INVALID_REQUEST",
-      `invalid --format ${JSON.stringify(value)}: expected one of ${SNAPSHOT_FORMATS.join(", ")}`,
-      {
-        remedy: "pass -t yaml or -t json",
-        context: { field: "--format", value },
-      },
-    );
-  }
-  return format;
-}
-
-function parseMaxNodes(value: string | undefined): number {
-  if (value === undefined || value === "") return 0;
-  if (!/^[0-9]+$/.test(value)) {
-    throw new AicrError(
-      "INVALID_REQUEST",
-      `invalid max nodes per entry ${JSON.stringify(value)}: expected a whole number ≥ 0`,
-      {
-        remedy: "pass --max-nodes-per-entry 0 (no limit) or a positive number",
-        context: { field: "--max-nodes-per-entry", value },
-      },
-    );
-  }
-  return Number(value);
-}
-
-/** The controller marks its own staging ConfigMap; the Job's identity comes from the downward API. */
-function stagingOwner(
-  env: Readonly<Record<string, string | undefined>>,
-): { name: string; uid: string } | undefined {
-  if (env.AICR_OUTPUT_OWNED_BY_JOB !== "true" || !env.AICR_JOB_NAME || !env.AICR_JOB_UID) return undefined;
-  return { name: env.AICR_JOB_NAME, uid: env.AICR_JOB_UID };
-}
+const writeStdout = (text: string): void => void process.stdout.write(text);
 
 /**
- * aicr snapshot — collects a node and writes its snapshot. Runs as the agent inside the Job's pod
- * (AICR_AGENT_MODE=true) or on this host with --local.
+ * aicr snapshot — from a jump host: deploy the run-isolated agent Job and return its node's snapshot.
+ * In the agent's pod (AICR_AGENT_MODE=true) or with --local: collect the node this process runs on.
  */
 export default defineAicrCommand({
   name: "snapshot",
-  description: "Capture a node's configuration (--local: this host; in the agent Job's pod: that node)",
-  transport: (_args, env) => (env[AGENT_MODE_ENV] === "true" ? "in-cluster" : "local"),
+  description: "Capture a GPU node's configuration through a run-isolated agent Job (--local: this host)",
+  transport: (args, env) =>
+    args["add-roles-to-service-account"]
+      ? "offline"
+      : env[AGENT_MODE_ENV] === "true"
+        ? "in-cluster"
+        : args.local
+          ? "local"
+          : "controller",
   args: {
-    local: {
-      type: "boolean",
-      description: "Collect this host (no agent Job); K8s readings only if a cluster answers",
-    },
     output: {
       type: "string",
       alias: "o",
@@ -67,75 +36,178 @@ export default defineAicrCommand({
       valueHint: "dest",
     },
     format: { type: "string", alias: "t", description: "yaml (default) or json", valueHint: "yaml|json" },
-    "max-nodes-per-entry": {
+    local: {
+      type: "boolean",
+      description: "Collect this host instead of deploying the agent; K8s readings only if a cluster answers",
+    },
+    image: {
+      type: "string",
+      description: "Agent image (default $AICR_IMAGE, then ghcr.io/nvidia/aicr:v<version>)",
+      valueHint: "ref",
+    },
+    "image-pull-secret": {
+      type: "string",
+      description: "Secret for pulling the image (repeatable)",
+      valueHint: "name",
+    },
+    "job-name": {
+      type: "string",
+      description: "Job name prefix; the run ID is appended (default aicr)",
+      valueHint: "prefix",
+    },
+    "service-account-name": {
+      type: "string",
+      description: "Run as this existing ServiceAccount (no RBAC created); if none exists, a name prefix",
+      valueHint: "name",
+    },
+    "add-roles-to-service-account": {
       type: "string",
       description:
-        "Truncate node lists in topology readings to N names (0: no limit; also $AICR_MAX_NODES_PER_ENTRY)",
+        "Only write the RBAC manifests for this existing ServiceAccount (as aicr render-rbac) and exit",
+      valueHint: "name",
+    },
+    "node-selector": {
+      type: "string",
+      description: "key=value (repeatable); default: GPU nodes when the cluster labels any",
+      valueHint: "k=v",
+    },
+    toleration: {
+      type: "string",
+      description: "key=value:effect or key:effect (repeatable); default: tolerate every taint",
+      valueHint: "t",
+    },
+    timeout: {
+      type: "string",
+      description: "How long to wait for the agent (default 5m)",
+      valueHint: "duration",
+    },
+    "no-cleanup": {
+      type: "boolean",
+      description: "Keep the run's Job, RBAC and staging ConfigMap (they are listed)",
+    },
+    privileged: {
+      type: "boolean",
+      default: true,
+      description: "Privileged agent pod (needed for GPU and SystemD readings)",
+    },
+    "require-gpu": {
+      type: "boolean",
+      description: "Request one nvidia.com/gpu for the agent (not with --runtime-class)",
+    },
+    "runtime-class": {
+      type: "string",
+      description: "runtimeClassName for the agent pod (e.g. nvidia)",
+      valueHint: "name",
+    },
+    os: {
+      type: "string",
+      description: "Node OS family: ubuntu, rhel, cos, amazonlinux, ol, talos",
+      valueHint: "family",
+    },
+    requests: { type: "string", description: "Agent resource requests, name=quantity,…", valueHint: "list" },
+    limits: { type: "string", description: "Agent resource limits, name=quantity,…", valueHint: "list" },
+    "discover-network": {
+      type: "boolean",
+      description: "Live network discovery: NOT read-only (grants mutating rules for the run)",
+    },
+    "max-nodes-per-entry": {
+      type: "string",
+      description: "Truncate node lists in topology readings to N names (0: no limit)",
       valueHint: "n",
     },
   },
-  async run(ctx, args) {
-    const agentMode = ctx.env[AGENT_MODE_ENV] === "true";
-    if (!agentMode && !args.local) {
-      throw new AicrError(
-        "INVALID_REQUEST",
-        "aicr snapshot needs --local in this build: deploying the agent Job from a jump host is not available yet",
-        {
-          remedy: "run `aicr snapshot --local` to snapshot this host",
-        },
-      );
+  async run(ctx, args, { rawArgs }) {
+    const namespace = resolveNamespace(args.namespace, ctx.env);
+    const addRolesFor = args["add-roles-to-service-account"];
+    if (addRolesFor !== undefined) {
+      return writeAgentRbac({
+        namespace,
+        serviceAccount: addRolesFor,
+        discoverNetwork: Boolean(args["discover-network"]),
+        runId: ctx.runId,
+        dir: ".",
+        json: false,
+        log: ctx.log,
+        writeStdout,
+      });
     }
-    // Every input is checked before anything is collected or written.
-    const dest = parseDestination(args.output);
-    const format = parseFormat(args.format);
-    const maxNodesPerEntry = parseMaxNodes(args["max-nodes-per-entry"] ?? ctx.env.AICR_MAX_NODES_PER_ENTRY);
-
+    if (ctx.transport.name !== "controller") {
+      // In the agent's pod or --local: every input is checked before anything is collected.
+      const destination = parseDestination(args.output);
+      const format = (args.format ?? "yaml") as SnapshotFormat;
+      if (!SNAPSHOT_FORMATS.includes(format))
+        throw badFlag("--format", args.format ?? "", "yaml or json", "pass -t yaml or -t json");
+      const maxNodesPerEntry = parseCount(
+        "--max-nodes-per-entry",
+        args["max-nodes-per-entry"] ?? ctx.env.AICR_MAX_NODES_PER_ENTRY ?? "0",
+      );
+      const client = await ctx.transport.connect();
+      return collectNodeSnapshot({
+        agentMode: ctx.transport.name === "in-cluster",
+        client,
+        destination,
+        format,
+        maxNodesPerEntry,
+        runId: ctx.runId,
+        version: ctx.version,
+        env: ctx.env,
+        log: ctx.log,
+        signal: ctx.signal,
+        writeStdout,
+      });
+    }
+    const options = resolveSnapshotOptions(
+      {
+        namespace,
+        output: args.output,
+        format: args.format,
+        image: args.image,
+        imagePullSecrets: repeatedFlag(rawArgs, ["--image-pull-secret"]),
+        jobName: args["job-name"],
+        serviceAccountName: args["service-account-name"],
+        nodeSelectors: repeatedFlag(rawArgs, ["--node-selector"]),
+        tolerations: repeatedFlag(rawArgs, ["--toleration"]),
+        timeout: args.timeout,
+        noCleanup: args["no-cleanup"],
+        privileged: args.privileged,
+        requireGpu: args["require-gpu"],
+        runtimeClass: args["runtime-class"],
+        os: args.os,
+        requests: args.requests,
+        limits: args.limits,
+        discoverNetwork: args["discover-network"],
+        maxNodesPerEntry: args["max-nodes-per-entry"],
+        debug: args.debug,
+      },
+      ctx.env,
+    );
     const client = await ctx.transport.connect();
-    if (dest.kind === "configmap" && !client) {
-      throw new AicrError(
-        "INVALID_REQUEST",
-        `cannot write ${describeDestination(dest)}: no cluster is configured or reachable`,
-        {
-          remedy: "set KUBECONFIG or pass --kubeconfig, or write to a file or stdout instead",
-        },
-      );
-    }
-    const sourceNode = sourceNodeFromEnv(ctx.env, hostname());
-    ctx.log.info("collecting", {
-      node: sourceNode,
-      mode: agentMode ? "agent" : "local",
-      cluster: client ? client.server : "none",
-    });
-    const measurements = await collectAll({
-      hostRoot: hostRootFromEnv(ctx.env),
-      env: ctx.env,
-      cluster: client ? clusterReaderFor(client) : undefined,
-      nodeName: sourceNode,
-      maxNodesPerEntry,
+    if (!client) throw new Error("the controller transport always yields a client");
+    const dest = options.destination;
+    const result = await collectSnapshot({
+      ...options,
+      client,
       log: ctx.log,
       signal: ctx.signal,
+      runId: ctx.runId,
+      delivered: dest.kind === "configmap" ? dest.ref : undefined,
     });
-    const now = new Date();
-    const doc = buildSnapshot({
-      measurements,
-      version: ctx.version,
-      sourceNode,
-      now,
-      provenance: agentMode ? provenanceFromEnv(ctx.env) : { runId: ctx.runId },
-    });
-    const content = serializeSnapshot(doc, format);
-    await deliverSnapshot(dest, {
-      content,
-      format,
-      timestamp: formatTimestamp(now),
-      version: ctx.version,
-      client,
-      ownerJob: agentMode ? stagingOwner(ctx.env) : undefined,
-      writeStdout: (text) => void process.stdout.write(text),
-    });
-    ctx.log.info("snapshot written", {
-      destination: describeDestination(dest),
-      measurements: doc.measurements.map((m) => m.type).join(","),
-    });
+    const doc = parseSnapshot(result.content, "the agent's snapshot");
+    if (placementMismatch(doc)) {
+      ctx.log.warn("snapshot has no GPU data but cluster topology shows GPU-capable nodes", {
+        fix: "pass --node-selector nvidia.com/gpu.present=true, --require-gpu (needs the device plugin), or --runtime-class nvidia",
+      });
+    }
+    if (dest.kind === "configmap") {
+      ctx.log.info(`snapshot delivered to ${describeDestination(dest)} (kept: it is yours)`);
+      return;
+    }
+    const bytes = options.format === "yaml" ? result.content : serializeSnapshot(doc, "json");
+    if (dest.kind === "stdout") writeStdout(bytes);
+    else {
+      const { writeFileAtomic } = await import("../core/files.ts");
+      await writeFileAtomic(dest.path, bytes, { flag: "--output" });
+      ctx.log.info(`snapshot written to ${dest.path}`);
+    }
   },
 });

@@ -5,12 +5,12 @@ import type { Receipt, ReceiptEntry, Scope } from "./types.ts";
 export const describeScope = (scope: Scope): string =>
   scope.allNamespaces ? "all namespaces" : `namespace(s) ${scope.namespaces.join(", ")}`;
 
-const objectText = (e: ReceiptEntry): string =>
-  `${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`;
+const objectText = (e: ReceiptEntry): string => `${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`;
 
 /** One line per object: what will happen (or happened) and why. */
 export function entryLine(e: ReceiptEntry): string {
-  const what = e.outcome === "planned" ? "delete" : e.outcome;
+  // Before anything is attempted the line says what will happen; afterwards, what did.
+  const what = e.outcome === "planned" || e.outcome === "kept" ? e.action : e.outcome;
   const error = e.error ? ` (${e.error})` : "";
   return `${what.padEnd(8)} ${objectText(e)}: ${e.reason}${error}`;
 }

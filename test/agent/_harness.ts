@@ -1,8 +1,10 @@
 import { join } from "node:path";
+import { Writable } from "node:stream";
 import { AgentRun, type AgentRunConfig } from "../../src/agent/deployer.ts";
 import { createLogger, type Logger } from "../../src/core/log.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { generateInvocationId } from "../../src/run/run-id.ts";
+import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
 import { node } from "../cluster/nodes.ts";
 import { type Cluster, startCluster } from "../cluster/server.ts";
@@ -12,11 +14,21 @@ import { AICR, ensureBuilt, ROOT } from "../e2e/_aicr.ts";
 export const AGENT_IMAGE = "ghcr.io/nvidia/aicr:test";
 export const H100_ROOT = join(ROOT, "test/fixtures/hosts/h100-node");
 export const H100_BIN = join(ROOT, "test/fixtures/bin/h100");
+export const NS = "aicr-test";
+/** Every agent test waits this long at most; the waits end on conditions, long before it. */
+export const TEST_TIMEOUT_MS = 60_000;
+
+export interface AgentCluster extends Cluster {
+  /** Moves the cluster's clock forward (creationTimestamps have one-second resolution). */
+  advanceClock(ms: number): void;
+}
 
 /** A cluster with a GPU node whose "container runtime" runs dist/aicr over an 8×H100 fixture host. */
-export async function agentCluster(options: { images?: Record<string, string> } = {}): Promise<Cluster> {
+export async function agentCluster(options: { images?: Record<string, string> } = {}): Promise<AgentCluster> {
   await ensureBuilt();
-  return startCluster({
+  let skew = 0;
+  const cluster = await startCluster({
+    now: () => new Date(Date.now() + skew),
     objects: [
       { resource: "nodes", object: node("gpu-node-1", { gpus: 8 }) },
       { resource: "nodes", object: node("cpu-node-1") },
@@ -30,16 +42,32 @@ export async function agentCluster(options: { images?: Record<string, string> } 
         }),
     },
   });
+  return Object.assign(cluster, { advanceClock: (ms: number) => void (skew += ms) });
 }
 
 export interface LogSink {
   log: Logger;
   lines: string[];
+  /** Parsed JSON log records whose message contains `text`. */
+  find(text: string): Record<string, unknown>[];
 }
 
 export function captureLog(): LogSink {
   const lines: string[] = [];
-  return { lines, log: createLogger({ json: true, debug: true, write: (l) => void lines.push(l) }) };
+  return {
+    lines,
+    log: createLogger({ json: true, debug: true, write: (l) => void lines.push(l) }),
+    find: (text) =>
+      lines
+        .filter((l) => l.includes(text))
+        .map((l) => {
+          try {
+            return JSON.parse(l) as Record<string, unknown>;
+          } catch {
+            return { message: l };
+          }
+        }),
+  };
 }
 
 export function adminClient(cluster: Cluster, user = "admin"): KubeClient {
@@ -57,21 +85,64 @@ export function testRunId(tag: string): string {
   return `20261129-120000-${hex}`;
 }
 
-export function newRun(
-  client: KubeClient,
-  sink: LogSink,
-  config: Partial<AgentRunConfig> & { runId: string },
-): AgentRun {
-  const { runId, ...rest } = config;
+export type RunOptions = Partial<AgentRunConfig> & { runId: string; invocationId?: string };
+
+export function newRun(client: KubeClient, sink: LogSink, config: RunOptions): AgentRun {
+  const { runId, invocationId, ...rest } = config;
   return new AgentRun(
     client,
     {
-      namespace: "aicr-test",
-      identity: { runId, invocationId: generateInvocationId() },
+      namespace: NS,
+      identity: { runId, invocationId: invocationId ?? generateInvocationId() },
       image: AGENT_IMAGE,
       privileged: true,
+      nodeSelector: { "nvidia.com/gpu.present": "true" },
       ...rest,
     },
     { log: sink.log, signal: new AbortController().signal },
   );
+}
+
+export function collector(): { out: Writable; text: () => string } {
+  const chunks: Buffer[] = [];
+  const out = new Writable({
+    write(chunk, _enc, cb) {
+      chunks.push(Buffer.from(chunk));
+      cb();
+    },
+  });
+  return { out, text: () => Buffer.concat(chunks).toString("utf8") };
+}
+
+export interface Finished {
+  logs: string;
+  bytes: string;
+  runId: string;
+  jobUid: string;
+}
+
+/** deploy → own pod → its logs → completion → result, as the snapshot command drives a run. */
+export async function driveRun(run: AgentRun): Promise<Finished> {
+  await run.deploy();
+  const pod = await run.waitForPod(TEST_TIMEOUT_MS);
+  const logs = collector();
+  await run.streamLogs(pod, logs.out);
+  const outcome = await run.waitForCompletion(TEST_TIMEOUT_MS);
+  if (!outcome.succeeded) throw new Error(`the agent Job failed: ${outcome.reason} ${outcome.message}`);
+  const bytes = await run.readResult();
+  const doc = parseSnapshot(bytes, "result");
+  return {
+    logs: logs.text(),
+    bytes,
+    runId: String(doc.metadata["run-id"]),
+    jobUid: String(doc.metadata["job-uid"]),
+  };
+}
+
+/** The identity the agent pod of a ServiceAccount authenticates as, for SubjectAccessReviews. */
+export function serviceAccountSubject(namespace: string, name: string): { user: string; groups: string[] } {
+  return {
+    user: `system:serviceaccount:${namespace}:${name}`,
+    groups: ["system:serviceaccounts", `system:serviceaccounts:${namespace}`, "system:authenticated"],
+  };
 }

@@ -1,0 +1,115 @@
+import { AicrError } from "../core/errors.ts";
+import { dns1123LabelProblems } from "../core/names.ts";
+import { repeatedFlag } from "../legacy/argv.ts";
+import { cleanupLegacy, verdict } from "../legacy/cleanup.ts";
+import { askYesNo, isInteractive } from "../legacy/confirm.ts";
+import { toJson } from "../legacy/report.ts";
+import type { Scope } from "../legacy/types.ts";
+import { resolveNamespace } from "./_args.ts";
+import { defineAicrCommand } from "./_define.ts";
+
+const invalid = (message: string, remedy: string, context: Record<string, unknown>): AicrError =>
+  new AicrError("INVALID_REQUEST", message, { remedy, context });
+
+/** -n is repeatable here; citty keeps only the last value, so every one is read from the raw arguments. */
+function scopeFrom(
+  args: { namespace?: string; "all-namespaces"?: boolean },
+  input: { rawArgs: readonly string[]; env: Readonly<Record<string, string | undefined>> },
+): Scope {
+  const { env } = input;
+  const given = repeatedFlag(input.rawArgs, ["-n", "--namespace"]);
+  if (given.length === 0 && args.namespace) given.push(args.namespace);
+  if (args["all-namespaces"]) {
+    if (given.length > 0) {
+      throw invalid(
+        `--all-namespaces and -n ${JSON.stringify(given.join(","))} were both given`,
+        "pass either --all-namespaces or one or more -n <namespace>",
+        { field: "--namespace", value: given },
+      );
+    }
+    return { allNamespaces: true };
+  }
+  const namespaces = given.length > 0 ? given : [resolveNamespace(undefined, env)];
+  for (const ns of namespaces) {
+    const problems = dns1123LabelProblems(ns);
+    if (problems.length > 0) {
+      throw invalid(
+        `invalid namespace ${JSON.stringify(ns)}: it ${problems.join("; ")}`,
+        "pass -n <namespace>",
+        {
+          field: "--namespace",
+          value: ns,
+        },
+      );
+    }
+  }
+  return { allNamespaces: false, namespaces };
+}
+
+/** aicr cleanup-legacy: validate flags → gate → plan (pure) → confirm → delete → receipt. */
+export default defineAicrCommand({
+  name: "cleanup-legacy",
+  description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
+  transport: "controller",
+  args: {
+    "all-namespaces": {
+      type: "boolean",
+      alias: "A",
+      description: "Look for the namespaced legacy objects in every namespace (instead of -n, repeatable)",
+    },
+    yes: { type: "boolean", alias: "y", description: "Delete without asking (required without a terminal)" },
+    "dry-run": { type: "boolean", description: "Print the plan; delete nothing" },
+    force: { type: "boolean", description: "Also delete a still-active legacy Job and what it runs with" },
+    "include-configmaps": {
+      type: "boolean",
+      description: "Also delete the legacy aicr-snapshot ConfigMap (kept by default: it may be a user's)",
+    },
+    output: {
+      type: "string",
+      alias: "o",
+      description: "json: print the plan (dry run) or the receipt on stdout",
+      valueHint: "json",
+    },
+  },
+  // `raw` is the command's own argv where _define.ts passes it; the process's argv otherwise.
+  async run(ctx, args, raw?: { rawArgs: string[] }) {
+    const output = args.output ?? "text";
+    if (output !== "text" && output !== "json") {
+      throw invalid(
+        `invalid --output ${JSON.stringify(output)}: expected "json" or "text"`,
+        "pass -o json for the plan or receipt on stdout, or omit -o",
+        { field: "--output", value: output },
+      );
+    }
+    const scope = scopeFrom(args, { rawArgs: raw?.rawArgs ?? process.argv.slice(2), env: ctx.env });
+    const dryRun = Boolean(args["dry-run"]);
+    const yes = Boolean(args.yes);
+    if (!dryRun && !yes && !isInteractive()) {
+      throw invalid(
+        "refusing to delete without confirmation: there is no terminal to ask on and --yes was not given",
+        "pass --yes to delete unattended, or --dry-run to only print the plan; nothing was deleted",
+        { field: "--yes" },
+      );
+    }
+    const client = await ctx.transport.connect();
+    if (!client) throw new AicrError("INTERNAL", "the controller transport returned no cluster client");
+    ctx.log.info(`cluster ${client.server} (credentials from ${client.origin})`);
+
+    const result = await cleanupLegacy(client, {
+      scope,
+      dryRun,
+      yes,
+      force: Boolean(args.force),
+      includeConfigMaps: Boolean(args["include-configmaps"]),
+      signal: ctx.signal,
+      log: ctx.log,
+      confirm: (count) => askYesNo(`Delete ${count} object(s)? [y/N] `, ctx.signal),
+    });
+    if (output === "json") {
+      const doc = toJson(result.receipt, { runId: ctx.runId, dryRun, stage: result.stage });
+      process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
+    }
+    const failure = verdict(result.receipt, ctx.signal);
+    if (failure) throw failure;
+  },
+});

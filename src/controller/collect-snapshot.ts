@@ -1,0 +1,199 @@
+import type { ReceiptRow } from "../agent/cleanup.ts";
+import { AgentRun, type AgentRunConfig, planAgentRun } from "../agent/deployer.ts";
+import { buildAgentJob } from "../agent/job-spec.ts";
+import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
+import { AicrError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import { onForcedExit } from "../core/shutdown.ts";
+import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { generateInvocationId, generateRunId } from "../run/run-id.ts";
+import { agentLogRelay } from "./agent-log.ts";
+import { gpuNodeSelector } from "./auto-target.ts";
+import type { SnapshotRunOptions } from "./options.ts";
+import { checkPermissions } from "./permissions.ts";
+import { createProgress } from "./progress.ts";
+import { startSentinel } from "./sentinel.ts";
+
+export interface CollectSnapshotOptions extends Omit<SnapshotRunOptions, "destination" | "format"> {
+  client: KubeClient;
+  log: Logger;
+  signal: AbortSignal;
+  /** Defaults to a fresh one: concurrent calls in one process never share a run. */
+  runId?: string | undefined;
+  /** A delivered cm:// target in the run's namespace; absent → the run's staging ConfigMap. */
+  delivered?: { namespace: string; name: string } | undefined;
+}
+
+export interface CollectSnapshotResult {
+  runId: string;
+  /** The agent's YAML, byte for byte. */
+  content: string;
+  /** What cleanup did; empty with cleanup off. */
+  receipt: ReceiptRow[];
+  /** What was kept with cleanup off. */
+  kept: { kind: string; namespace?: string | undefined; name: string; uid?: string | undefined }[];
+}
+
+const CLEANUP_TIMEOUT_MS = 30_000;
+
+function dryRunPod(run: AgentRun, config: AgentRunConfig, mode: ServiceAccountMode): KubeObject {
+  const job = buildAgentJob({
+    ...config,
+    names: run.plan.names,
+    labels: run.plan.labels,
+    runId: config.identity.runId,
+    // In prefix mode the run's ServiceAccount does not exist yet; admission of the pod itself is what is predicted.
+    serviceAccountName: mode.mode === "exact" ? mode.name : "default",
+    output: `cm://${run.plan.output.namespace}/${run.plan.output.name}`,
+    outputIsStaging: run.plan.ownsOutput,
+  });
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      generateName: `${run.plan.names.job}-`,
+      namespace: config.namespace,
+      labels: job.spec.template.metadata.labels,
+    },
+    spec: job.spec.template.spec,
+  };
+}
+
+/**
+ * Takes one node's snapshot through a run-isolated agent Job. Safe to call concurrently: each call
+ * has its own run ID, invocation ID, objects, permissions, logs, result and cleanup.
+ */
+export async function collectSnapshot(o: CollectSnapshotOptions): Promise<CollectSnapshotResult> {
+  const identity = { runId: o.runId ?? generateRunId(), invocationId: generateInvocationId() };
+  const progress = createProgress(o.log);
+  const config: AgentRunConfig = { ...o, identity, jobPrefix: o.jobPrefix, delivered: o.delivered };
+  planAgentRun(config); // names are validated before the first request
+  const fail = new AbortController();
+  const signal = AbortSignal.any([o.signal, fail.signal]);
+  let run = new AgentRun(o.client, config, { log: o.log, signal });
+
+  const gate = await checkPermissions(
+    o.client,
+    {
+      namespace: o.namespace,
+      outputNamespace: run.plan.output.namespace,
+      ownsOutput: run.plan.ownsOutput,
+      discoverNetwork: o.discoverNetwork,
+      resolveMode: () =>
+        resolveServiceAccountMode(o.client, { namespace: o.namespace, name: o.serviceAccountName }),
+      dryRunPod: (mode) => dryRunPod(run, config, mode),
+    },
+    o.log,
+  );
+  progress.phase("permissions checked", { mode: gate.mode.mode });
+  let nodeSelector = o.nodeSelector;
+  if (o.autoTarget) {
+    nodeSelector = await gpuNodeSelector(o.client, o.log);
+    if (nodeSelector) run = new AgentRun(o.client, { ...config, nodeSelector }, { log: o.log, signal });
+  }
+  const unregister = onForcedExit(() => leftoverReport(run, o.namespace));
+  let sentinel: { stop: () => void } | undefined;
+  const relay = agentLogRelay(o.log);
+  const receipt: ReceiptRow[] = [];
+  const kept: CollectSnapshotResult["kept"] = [];
+  try {
+    const deadline = Date.now() + o.timeoutMs;
+    await run.deploy({ mode: gate.mode });
+    progress.phase("run objects created", { job: run.plan.names.job });
+    sentinel = startSentinel(o.client, {
+      namespace: o.namespace,
+      runId: identity.runId,
+      jobUid: run.jobUid ?? "",
+      image: o.image,
+      placement: {
+        nodeSelector: nodeSelector,
+        tolerations: o.tolerations,
+        autoTargeted: o.autoTarget && Boolean(nodeSelector),
+      },
+      timeoutMs: o.timeoutMs,
+      log: o.log,
+      onFailure: (err) => fail.abort(err),
+    });
+    const pod = await run.waitForPod(Math.max(1, deadline - Date.now()));
+    progress.phase(
+      `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
+    );
+    await run.streamLogs(pod, relay.out);
+    const outcome = await run.waitForCompletion(Math.max(1, deadline - Date.now()));
+    if (!outcome.succeeded) throw await agentFailure(run, outcome, relay.lastLines());
+    const content = await run.readResult();
+    progress.phase("result read");
+    return { runId: identity.runId, content, receipt, kept };
+  } finally {
+    sentinel?.stop();
+    unregister();
+    if (o.cleanup) {
+      receipt.push(...(await withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS)));
+      const bad = receipt.filter((r) => r.outcome === "failed" || r.outcome === "left-behind");
+      if (bad.length > 0)
+        o.log.warn(`cleanup could not remove ${bad.length} object(s)`, {
+          objects: bad.map((r) => `${r.kind}/${r.name}`).join(","),
+        });
+      progress.phase("cleaned up", { deleted: receipt.filter((r) => r.outcome === "deleted").length });
+    } else {
+      for (const e of run.created.list())
+        o.log.info(`kept (--no-cleanup): ${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`, {
+          uid: e.uid,
+        });
+    }
+  }
+}
+
+async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const t = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new AicrError("TIMEOUT", `cleanup did not finish within ${ms / 1000}s`)),
+      ms,
+    );
+  });
+  try {
+    return await Promise.race([p, t]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function agentFailure(
+  run: AgentRun,
+  outcome: { reason?: string | undefined; message?: string | undefined },
+  lines: string[],
+): Promise<AicrError> {
+  const pod = await run.lastPod().catch(() => undefined);
+  const terminated = (
+    pod?.status?.containerStatuses?.[0]?.state as
+      | { terminated?: { exitCode?: number; message?: string } }
+      | undefined
+  )?.terminated;
+  const why = terminated?.message?.trim() || outcome.message || outcome.reason || "the agent failed";
+  const tail =
+    lines.length > 0
+      ? `\n--- last ${lines.length} agent log lines ---\n${lines.join("\n")}\n--- end of agent log ---`
+      : "";
+  const code = outcome.reason === "DeadlineExceeded" ? "TIMEOUT" : "INTERNAL";
+  return new AicrError(
+    code,
+    `the agent Job failed (${outcome.reason ?? "Failed"}${terminated?.exitCode !== undefined ? `, exit code ${terminated.exitCode}` : ""}): ${why}${tail}`,
+    {
+      remedy: "read the agent log above; rerun with --debug for the agent's detail",
+    },
+  );
+}
+
+function leftoverReport(run: AgentRun, namespace: string): string | undefined {
+  const entries = run.created.list();
+  if (entries.length === 0) return undefined;
+  const anchor =
+    run.mode?.mode === "exact"
+      ? `kubectl delete job -n ${namespace} ${run.plan.names.job}`
+      : `kubectl delete clusterrole ${run.plan.names.clusterRole}`;
+  const lines = entries.map(
+    (e) => `  ${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name} uid=${e.uid ?? "(unconfirmed)"}`,
+  );
+  return `exiting without cleanup; this run may have left:\n${lines.join("\n")}\nremove them all with (the garbage collector takes the rest): ${anchor}`;
+}

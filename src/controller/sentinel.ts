@@ -1,0 +1,119 @@
+import { runPodSelector } from "../agent/labels.ts";
+import { ownedByJob } from "../agent/pod-select.ts";
+import type { PodState } from "../agent/wait.ts";
+import { watchUntil } from "../agent/watch-until.ts";
+import { AicrError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import type { KubeClient } from "../kube/client.ts";
+
+export interface Placement {
+  nodeSelector?: Record<string, string> | undefined;
+  tolerations?: unknown[] | undefined;
+  autoTargeted: boolean;
+}
+
+interface EventLike {
+  involvedObject?: { uid?: string };
+  reason?: string;
+  message?: string;
+}
+
+const PULL_FAILURES = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"]);
+
+/** A cause the cluster already knows will keep the run from ever succeeding, or undefined. */
+export function podFailure(pod: PodState, o: { image: string; placement: Placement }): AicrError | undefined {
+  const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
+  if (waiting?.reason && PULL_FAILURES.has(waiting.reason)) {
+    return new AicrError(
+      "NOT_FOUND",
+      `the agent image ${JSON.stringify(o.image)} cannot be pulled: ${waiting.reason}${waiting.message ? `: ${waiting.message}` : ""}`,
+      {
+        remedy:
+          "check --image (or AICR_IMAGE); for a private registry pass --image-pull-secret <secret in the namespace>",
+        context: { pod: pod.metadata.name, reason: waiting.reason },
+      },
+    );
+  }
+  if (waiting?.reason === "CreateContainerConfigError") {
+    return new AicrError(
+      "INTERNAL",
+      `the agent container cannot be created: ${waiting.message ?? waiting.reason}`,
+      { context: { pod: pod.metadata.name } },
+    );
+  }
+  const unscheduled = pod.status?.conditions?.find(
+    (c) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable",
+  );
+  if (unscheduled) {
+    const selector = o.placement.nodeSelector ? JSON.stringify(o.placement.nodeSelector) : "none";
+    const tolerations = o.placement.tolerations
+      ? JSON.stringify(o.placement.tolerations)
+      : "every taint (default)";
+    return new AicrError(
+      "NOT_FOUND",
+      `no node can run the agent pod: ${unscheduled.message ?? "Unschedulable"}`,
+      {
+        remedy: `node selector ${selector}${o.placement.autoTargeted ? " (injected by GPU auto-targeting)" : ""}, tolerations ${tolerations}: adjust --node-selector / --toleration, or free capacity on a matching node`,
+        context: { pod: pod.metadata.name },
+      },
+    );
+  }
+  return undefined;
+}
+
+/** A FailedCreate on our Job is admission refusing the pod; a missing ServiceAccount is retried by the Job controller. */
+export function jobEventFailure(event: EventLike, jobUid: string): AicrError | undefined {
+  if (event.involvedObject?.uid !== jobUid || event.reason !== "FailedCreate") return undefined;
+  const message = event.message ?? "";
+  if (/service ?account/i.test(message) && /not found/i.test(message)) return undefined;
+  return new AicrError("UNAUTHORIZED", `the Job could not create the agent pod: ${message}`, {
+    remedy:
+      "the namespace's Pod Security level or an admission webhook rejects the agent pod: run with --privileged=false in a restricted namespace, or choose a namespace that admits privileged pods",
+  });
+}
+
+/**
+ * Watches the run's pods and its Job's events while the run waits, and aborts the run with the first
+ * fatal cause: the operator hears it within seconds, not at the timeout.
+ */
+export function startSentinel(
+  client: KubeClient,
+  o: {
+    namespace: string;
+    runId: string;
+    jobUid: string;
+    image: string;
+    placement: Placement;
+    timeoutMs: number;
+    log: Logger;
+    onFailure: (err: AicrError) => void;
+  },
+): { stop: () => void } {
+  const stop = new AbortController();
+  const report = (err: AicrError) => {
+    if (!stop.signal.aborted) o.onFailure(err);
+  };
+  const common = { client, signal: stop.signal, timeoutMs: o.timeoutMs, describeTimeout: () => "" };
+  const pods = watchUntil<PodState, AicrError>({
+    ...common,
+    apiVersion: "v1",
+    kind: "Pod",
+    plural: "pods",
+    list: { namespace: o.namespace, labelSelector: runPodSelector(o.runId) },
+    check: (pod) => (ownedByJob(pod, o.jobUid) ? podFailure(pod, o) : undefined),
+  });
+  const events = watchUntil<EventLike, AicrError>({
+    ...common,
+    apiVersion: "v1",
+    kind: "Event",
+    plural: "events",
+    list: { namespace: o.namespace },
+    check: (event) => jobEventFailure(event, o.jobUid),
+  });
+  for (const watch of [pods, events]) {
+    watch.then(report, (err: unknown) => {
+      if (!stop.signal.aborted) o.log.debug("fail-fast watch ended", { cause: (err as Error).message });
+    });
+  }
+  return { stop: () => stop.abort() };
+}

@@ -1,0 +1,81 @@
+import { hostname } from "node:os";
+import { collectAll, hostRootFromEnv } from "../collect/index.ts";
+import { AicrError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { clusterReaderFor } from "../kube/cluster-reader.ts";
+import { buildSnapshot, formatTimestamp, provenanceFromEnv, sourceNodeFromEnv } from "./build.ts";
+import { type Destination, deliverSnapshot, describeDestination } from "./deliver.ts";
+import { type SnapshotFormat, serializeSnapshot } from "./serialize.ts";
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+export interface CollectNodeOptions {
+  /** In the agent's pod: provenance from the downward API, and the staging ConfigMap owned by the Job. */
+  agentMode: boolean;
+  client: KubeClient | undefined;
+  destination: Destination;
+  format: SnapshotFormat;
+  maxNodesPerEntry: number;
+  runId: string;
+  version: string;
+  env: Env;
+  log: Logger;
+  signal: AbortSignal;
+  writeStdout: (text: string) => void;
+}
+
+/** The controller marks its own staging ConfigMap; the Job's identity comes from the downward API. */
+function stagingOwner(env: Env): { name: string; uid: string } | undefined {
+  if (env.AICR_OUTPUT_OWNED_BY_JOB !== "true" || !env.AICR_JOB_NAME || !env.AICR_JOB_UID) return undefined;
+  return { name: env.AICR_JOB_NAME, uid: env.AICR_JOB_UID };
+}
+
+/** Collects the node this process runs on and delivers the snapshot (agent mode and --local). */
+export async function collectNodeSnapshot(o: CollectNodeOptions): Promise<void> {
+  if (o.destination.kind === "configmap" && !o.client) {
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `cannot write ${describeDestination(o.destination)}: no cluster is configured or reachable`,
+      {
+        remedy: "set KUBECONFIG or pass --kubeconfig, or write to a file or stdout instead",
+      },
+    );
+  }
+  const sourceNode = sourceNodeFromEnv(o.env, hostname());
+  o.log.info("collecting", {
+    node: sourceNode,
+    mode: o.agentMode ? "agent" : "local",
+    cluster: o.client ? o.client.server : "none",
+  });
+  const measurements = await collectAll({
+    hostRoot: hostRootFromEnv(o.env),
+    env: o.env,
+    cluster: o.client ? clusterReaderFor(o.client) : undefined,
+    nodeName: sourceNode,
+    maxNodesPerEntry: o.maxNodesPerEntry,
+    log: o.log,
+    signal: o.signal,
+  });
+  const now = new Date();
+  const doc = buildSnapshot({
+    measurements,
+    version: o.version,
+    sourceNode,
+    now,
+    provenance: o.agentMode ? provenanceFromEnv(o.env) : { runId: o.runId },
+  });
+  await deliverSnapshot(o.destination, {
+    content: serializeSnapshot(doc, o.format),
+    format: o.format,
+    timestamp: formatTimestamp(now),
+    version: o.version,
+    client: o.client,
+    ownerJob: o.agentMode ? stagingOwner(o.env) : undefined,
+    writeStdout: o.writeStdout,
+  });
+  o.log.info("snapshot written", {
+    destination: describeDestination(o.destination),
+    measurements: doc.measurements.map((m) => m.type).join(","),
+  });
+}

@@ -1,0 +1,37 @@
+import { stagingConfigMapName } from "../../src/agent/names.ts";
+import type { Cluster } from "../cluster/server.ts";
+import { type KObject, resource } from "../cluster/store.ts";
+
+/** Resolves once `cond` holds, re-checked on every committed store change: no sleeping, no polling. */
+export function until(cluster: Cluster, cond: () => boolean): Promise<void> {
+  if (cond()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const stop = cluster.store.subscribe(() => {
+      if (!cond()) return;
+      stop();
+      resolve();
+    });
+  });
+}
+
+const NAMESPACED = ["serviceaccounts", "roles", "rolebindings", "jobs", "pods", "configmaps"];
+const CLUSTER = ["clusterroles", "clusterrolebindings"];
+
+/** "Kind/name uid" of every object carrying the run's label, plus its staging ConfigMap (which carries none). */
+export function runObjects(cluster: Cluster, namespace: string, runId: string): string[] {
+  const selector = `aicr.run/run-id=${runId}`;
+  const out: string[] = [];
+  const add = (o: KObject) => out.push(`${o.kind}/${o.metadata.name} ${o.metadata.uid}`);
+  for (const plural of NAMESPACED)
+    for (const o of cluster.store.list(resource(plural), { namespace, labelSelector: selector }).items)
+      add(o);
+  for (const plural of CLUSTER)
+    for (const o of cluster.store.list(resource(plural), { labelSelector: selector }).items) add(o);
+  const staging = cluster.store.find(resource("configmaps"), namespace, stagingConfigMapName(runId));
+  if (staging) add(staging);
+  return out.sort();
+}
+
+export function find(cluster: Cluster, plural: string, namespace: string | undefined, name: string) {
+  return cluster.store.find(resource(plural), namespace, name);
+}

@@ -1,0 +1,138 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { stagingConfigMapName } from "../../src/agent/names.ts";
+import { AicrError } from "../../src/core/errors.ts";
+import { resource } from "../cluster/store.ts";
+import {
+  type AgentCluster,
+  adminClient,
+  agentCluster,
+  captureLog,
+  driveRun,
+  NS,
+  newRun,
+  TEST_TIMEOUT_MS,
+  testRunId,
+} from "./_harness.ts";
+import { find, runObjects, until } from "./_store.ts";
+
+let cluster: AgentCluster;
+beforeAll(async () => {
+  cluster = await agentCluster();
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+test(
+  "a foreign ServiceAccount at the run's name fails the run, and cleanup leaves it alone",
+  async () => {
+    const runId = testRunId("1");
+    const run = newRun(adminClient(cluster), captureLog(), { runId });
+    cluster.store.create(resource("namespaces"), {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: NS },
+    });
+    const foreign = cluster.store.create(resource("serviceaccounts"), {
+      apiVersion: "v1",
+      kind: "ServiceAccount",
+      metadata: { name: run.plan.names.serviceAccount, namespace: NS },
+    });
+    const err = await run.deploy().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(AicrError);
+    expect((err as AicrError).code).toBe("INTERNAL");
+    expect((err as AicrError).message).toContain(`ServiceAccount ${NS}/${run.plan.names.serviceAccount}`);
+    // Deploy returned only after every create it had started settled: nothing lands after cleanup's look.
+    expect(run.created.list().every((e) => e.confirmed)).toBe(true);
+    expect(run.jobUid).toBeUndefined();
+
+    const receipt = await run.cleanup();
+    expect(receipt.find((r) => r.kind === "ServiceAccount")).toBeUndefined();
+    expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
+    expect(find(cluster, "serviceaccounts", NS, run.plan.names.serviceAccount)?.metadata.uid).toBe(
+      foreign.metadata.uid,
+    );
+    await until(cluster, () => runObjects(cluster, NS, runId).length === 1); // the foreign SA carries no run label
+    expect(runObjects(cluster, NS, runId)).toEqual([]);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  "a Job replaced before the staging sweep: the sweep keeps the ConfigMap and warns",
+  async () => {
+    const runId = testRunId("2");
+    const sink = captureLog();
+    const run = newRun(adminClient(cluster), sink, { runId });
+    const staging = stagingConfigMapName(runId);
+    try {
+      await run.deploy();
+      await run.waitForPod(TEST_TIMEOUT_MS);
+      expect((await run.waitForCompletion(TEST_TIMEOUT_MS)).succeeded).toBe(true);
+      // The run never read its result, so the staging ConfigMap is known only by name.
+      const cm = find(cluster, "configmaps", NS, staging)!;
+      expect(cm).toBeDefined();
+      // Someone deletes the Job orphaning its dependents (the batch/v1 REST default), then recreates one.
+      cluster.store.delete(resource("jobs"), NS, run.plan.names.job, { propagationPolicy: "Orphan" });
+      await until(cluster, () => !find(cluster, "jobs", NS, run.plan.names.job));
+      const replacement = cluster.store.create(resource("jobs"), {
+        apiVersion: "batch/v1",
+        kind: "Job",
+        metadata: { name: run.plan.names.job, namespace: NS },
+        spec: {
+          template: {
+            spec: { restartPolicy: "Never", containers: [{ name: "other", image: "busybox:other" }] },
+          },
+        },
+      });
+
+      const receipt = await run.cleanup();
+      expect(receipt.find((r) => r.kind === "Job")).toMatchObject({ outcome: "not-ours" });
+      expect(receipt.find((r) => r.kind === "ConfigMap")).toMatchObject({ outcome: "left-behind" });
+      expect(sink.find("cleanup left behind the ConfigMap").length).toBe(1);
+      expect(find(cluster, "configmaps", NS, staging)?.metadata.uid).toBe(cm.metadata.uid);
+      expect(find(cluster, "jobs", NS, run.plan.names.job)?.metadata.uid).toBe(replacement.metadata.uid);
+    } finally {
+      cluster.store.delete(resource("jobs"), NS, run.plan.names.job, { propagationPolicy: "Background" });
+      cluster.store.delete(resource("configmaps"), NS, staging, {});
+    }
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  "a run that never read its result sweeps its staging ConfigMap while its own Job still stands",
+  async () => {
+    const runId = testRunId("3");
+    const run = newRun(adminClient(cluster), captureLog(), { runId });
+    await run.deploy();
+    expect((await run.waitForCompletion(TEST_TIMEOUT_MS)).succeeded).toBe(true);
+    const receipt = await run.cleanup();
+    expect(receipt.find((r) => r.kind === "ConfigMap")).toMatchObject({ outcome: "deleted" });
+    await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  "a run that did read its result deletes the staging ConfigMap pinned to the UID it read",
+  async () => {
+    const runId = testRunId("4");
+    const run = newRun(adminClient(cluster), captureLog(), { runId });
+    await driveRun(run);
+    const uid = find(cluster, "configmaps", NS, stagingConfigMapName(runId))?.metadata.uid;
+    const receipt = await run.cleanup();
+    expect(receipt.find((r) => r.kind === "ConfigMap")).toMatchObject({ outcome: "deleted", uid });
+    const del = cluster.log.requestsOn(
+      `/api/v1/namespaces/${NS}/configmaps/${stagingConfigMapName(runId)}`,
+      "DELETE",
+    );
+    expect(del.map((e) => (e.body as { preconditions?: { uid?: string } }).preconditions?.uid)).toEqual([
+      uid,
+    ]);
+  },
+  TEST_TIMEOUT_MS,
+);

@@ -1,0 +1,64 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { AicrError } from "../../src/core/errors.ts";
+import {
+  type AgentCluster,
+  adminClient,
+  agentCluster,
+  captureLog,
+  driveRun,
+  NS,
+  newRun,
+  TEST_TIMEOUT_MS,
+  testRunId,
+} from "./_harness.ts";
+import { runObjects, until } from "./_store.ts";
+
+let cluster: AgentCluster;
+beforeAll(async () => {
+  cluster = await agentCluster();
+  // The twin talks as its own user, so the request log tells its requests from the first run's.
+  cluster.addUser("twin", ["system:masters"]);
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+test(
+  "a twin invocation with the same run ID fails on AlreadyExists and its cleanup deletes nothing of the first",
+  async () => {
+    const runId = testRunId("f");
+    const first = newRun(adminClient(cluster), captureLog(), { runId });
+    const twinLog = captureLog();
+    const twin = newRun(adminClient(cluster, "twin"), twinLog, { runId });
+    try {
+      const result = await driveRun(first);
+      const before = runObjects(cluster, NS, runId);
+      expect(before.length).toBe(8); // the seven kinds and the agent's pod
+
+      const err = await twin.deploy().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).toBeInstanceOf(AicrError);
+      const e = err as AicrError;
+      expect(e.code).toBe("INTERNAL");
+      expect(e.message).toContain(first.plan.names.clusterRole);
+      expect(e.message).toContain(runId);
+      expect(e.remedy).toContain("run ID");
+
+      const receipt = await twin.cleanup();
+      expect(receipt.filter((r) => r.outcome === "deleted")).toEqual([]);
+      const twinDeletes = cluster.log.byUser("twin").filter((r) => r.method === "DELETE");
+      expect(twinDeletes).toEqual([]);
+      expect(runObjects(cluster, NS, runId)).toEqual(before);
+
+      // The first run is untouched: its result is still there and its own cleanup takes everything.
+      expect(await first.readResult()).toBe(result.bytes);
+    } finally {
+      const receipt = await first.cleanup();
+      expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
+    }
+    await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+  },
+  TEST_TIMEOUT_MS,
+);
