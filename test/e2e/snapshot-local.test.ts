@@ -110,9 +110,10 @@ describe("aicr snapshot bad input: exit 2 before anything is collected", () => {
     expect(r.stderr).not.toContain("collecting");
   });
 
-  test("without --local outside the agent pod, it says what to do", async () => {
-    const r = await aicr(["snapshot"], { cwd });
+  test("without --local and without a kubeconfig, it names the missing file and the remedy", async () => {
+    const r = await aicr(["snapshot"], { cwd, env: baseEnv({ HOME: cwd }) });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain("--local");
+    expect(r.stderr).toContain(`kubeconfig "${join(cwd, ".kube/config")}" does not exist`);
+    expect(r.stderr).toContain("--kubeconfig");
   });
 });
