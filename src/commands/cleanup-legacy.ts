@@ -35,7 +35,7 @@ function scopeFrom(
     if (problems.length > 0) {
       throw invalid(
         `invalid namespace ${JSON.stringify(ns)}: it ${problems.join("; ")}`,
-        "pass -n <namespace>",
+        "pass an existing namespace's name: lower-case letters, digits and '-' (e.g. -n gpu-operator)",
         {
           field: "--namespace",
           value: ns,

@@ -79,7 +79,12 @@ const keyOf = (c: Check): string =>
 /** Exact duplicates removed, order kept (the same check in another scope is a different check). */
 export function dedupe(checks: readonly Check[]): Check[] {
   const seen = new Set<string>();
-  return checks.filter((c) => (seen.has(keyOf(c)) ? false : (seen.add(keyOf(c)), true)));
+  return checks.filter((c) => {
+    const k = keyOf(c);
+    if (seen.has(k)) return false;
+    seen.add(k);
+    return true;
+  });
 }
 
 export function describeCheck(c: Check): string {
