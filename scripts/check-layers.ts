@@ -13,7 +13,7 @@ const src = join(root, "src");
 
 /** Outermost first; a module may import from its own layer or any later one. */
 const LAYERS: string[][] = [
-  ["main.ts"],
+  ["main.ts", "index.ts"],
   ["cli.ts"],
   ["commands"],
   ["controller", "agent", "validate", "legacy"],
