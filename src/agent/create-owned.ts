@@ -82,3 +82,13 @@ async function adopt(
     },
   );
 }
+
+/**
+ * Like Promise.all, but rejects only once every create has settled: cleanup runs right after a failed
+ * deploy, and a create still in flight then would land after cleanup looked (and be left to the GC).
+ */
+export async function settleAll(creates: Promise<unknown>[]): Promise<void> {
+  const results = await Promise.allSettled(creates);
+  const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");
+  if (failed) throw failed.reason;
+}

@@ -4,7 +4,7 @@ import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isNotFoundError } from "../kube/errors.ts";
 import { type CleanupOptions, cleanupRun, type ReceiptRow } from "./cleanup.ts";
-import { createOwned } from "./create-owned.ts";
+import { createOwned, settleAll } from "./create-owned.ts";
 import { CreatedSet } from "./created-set.ts";
 import { buildAgentJob, type Toleration } from "./job-spec.ts";
 import { type RunIdentity, runLabels } from "./labels.ts";
@@ -101,13 +101,14 @@ export class AgentRun {
   async deploy(options: { mode?: ServiceAccountMode } = {}): Promise<void> {
     const { client, config } = this;
     if (config.runtimeClassName) await this.checkRuntimeClass(config.runtimeClassName);
-    await ensureNamespace(client, { namespace: config.namespace, log: this.ctx.log });
+    // The mode is a read-only probe; it comes before the first write so a refusal writes nothing.
     this.mode =
       options.mode ??
       (await resolveServiceAccountMode(client, {
         namespace: config.namespace,
         name: config.serviceAccountName,
       }));
+    await ensureNamespace(client, { namespace: config.namespace, log: this.ctx.log });
     const meta = { names: this.names, namespace: config.namespace, labels: this.plan.labels };
     let owner: OwnerRef | undefined;
     let serviceAccountName: string;
@@ -124,7 +125,7 @@ export class AgentRun {
         uid: anchor.metadata?.uid ?? "",
       };
       const withOwner = { ...meta, owner };
-      await Promise.all(
+      await settleAll(
         [
           buildClusterRoleBinding(withOwner),
           buildServiceAccount(withOwner),

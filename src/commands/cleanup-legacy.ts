@@ -8,8 +8,8 @@ import type { Scope } from "../legacy/types.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
 
-const invalid = (message: string, remedy: string, context: Record<string, unknown>): AicrError =>
-  new AicrError("INVALID_REQUEST", message, { remedy, context });
+const invalid = (message: string, detail: { remedy: string; context: Record<string, unknown> }): AicrError =>
+  new AicrError("INVALID_REQUEST", message, detail);
 
 /** -n is repeatable here; citty keeps only the last value, so every one is read from the raw arguments. */
 function scopeFrom(
@@ -21,11 +21,10 @@ function scopeFrom(
   if (given.length === 0 && args.namespace) given.push(args.namespace);
   if (args["all-namespaces"]) {
     if (given.length > 0) {
-      throw invalid(
-        `--all-namespaces and -n ${JSON.stringify(given.join(","))} were both given`,
-        "pass either --all-namespaces or one or more -n <namespace>",
-        { field: "--namespace", value: given },
-      );
+      throw invalid(`--all-namespaces and -n ${JSON.stringify(given.join(","))} were both given`, {
+        remedy: "pass either --all-namespaces or one or more -n <namespace>",
+        context: { field: "--namespace", value: given },
+      });
     }
     return { allNamespaces: true };
   }
@@ -33,14 +32,11 @@ function scopeFrom(
   for (const ns of namespaces) {
     const problems = dns1123LabelProblems(ns);
     if (problems.length > 0) {
-      throw invalid(
-        `invalid namespace ${JSON.stringify(ns)}: it ${problems.join("; ")}`,
-        "pass an existing namespace's name: lower-case letters, digits and '-' (e.g. -n gpu-operator)",
-        {
-          field: "--namespace",
-          value: ns,
-        },
-      );
+      throw invalid(`invalid namespace ${JSON.stringify(ns)}: it ${problems.join("; ")}`, {
+        remedy:
+          "pass an existing namespace's name: lower-case letters, digits and '-' (e.g. -n gpu-operator)",
+        context: { field: "--namespace", value: ns },
+      });
     }
   }
   return { allNamespaces: false, namespaces };
@@ -71,24 +67,24 @@ export default defineAicrCommand({
       valueHint: "json",
     },
   },
-  // `raw` is the command's own argv where _define.ts passes it; the process's argv otherwise.
-  async run(ctx, args, raw?: { rawArgs: string[] }) {
+  async run(ctx, args, raw) {
     const output = args.output ?? "text";
     if (output !== "text" && output !== "json") {
-      throw invalid(
-        `invalid --output ${JSON.stringify(output)}: expected "json" or "text"`,
-        "pass -o json for the plan or receipt on stdout, or omit -o",
-        { field: "--output", value: output },
-      );
+      throw invalid(`invalid --output ${JSON.stringify(output)}: expected "json" or "text"`, {
+        remedy: "pass -o json for the plan or receipt on stdout, or omit -o",
+        context: { field: "--output", value: output },
+      });
     }
-    const scope = scopeFrom(args, { rawArgs: raw?.rawArgs ?? process.argv.slice(2), env: ctx.env });
+    const scope = scopeFrom(args, { rawArgs: raw.rawArgs, env: ctx.env });
     const dryRun = Boolean(args["dry-run"]);
     const yes = Boolean(args.yes);
     if (!dryRun && !yes && !isInteractive()) {
       throw invalid(
         "refusing to delete without confirmation: there is no terminal to ask on and --yes was not given",
-        "pass --yes to delete unattended, or --dry-run to only print the plan; nothing was deleted",
-        { field: "--yes" },
+        {
+          remedy: "pass --yes to delete unattended, or --dry-run to only print the plan; nothing was deleted",
+          context: { field: "--yes" },
+        },
       );
     }
     const client = await ctx.transport.connect();

@@ -9,6 +9,7 @@ import { apiVersionOf } from "./names.ts";
 import type { Outcome, Plan, PlanEntry, Receipt, ReceiptEntry } from "./types.ts";
 
 export interface ApplyOptions {
+  plan: Plan;
   signal: AbortSignal;
   /** Called after each object, for progress on stderr. */
   onOutcome?: (entry: ReceiptEntry) => void;
@@ -52,7 +53,8 @@ export function planReceipt(plan: Plan): Receipt {
   };
 }
 
-export async function applyPlan(client: KubeClient, plan: Plan, options: ApplyOptions): Promise<Receipt> {
+export async function applyPlan(client: KubeClient, options: ApplyOptions): Promise<Receipt> {
+  const { plan } = options;
   const entries: ReceiptEntry[] = [];
   for (const entry of plan.entries) {
     let result: { outcome: Outcome; error?: string };

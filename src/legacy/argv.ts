@@ -1,7 +1,7 @@
 /**
  * Every value of a repeatable flag, in order and without duplicates: citty keeps only the last one.
  * Accepts `-n a`, `-n=a`, `--namespace a`, `--namespace=a` and comma lists (`-n a,b`); stops at `--`.
- * Pure: the caller passes the raw arguments (process.argv.slice(2) in the binary).
+ * Pure: the caller passes the raw arguments (the command's rawArgs).
  */
 export function repeatedFlag(argv: readonly string[], names: readonly string[]): string[] {
   const values: string[] = [];

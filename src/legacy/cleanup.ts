@@ -32,18 +32,17 @@ export interface CleanupResult {
 }
 
 export async function cleanupLegacy(client: KubeClient, options: CleanupOptions): Promise<CleanupResult> {
-  const { log } = options;
-  const { scope, includeConfigMaps, dryRun } = options;
+  const { log, scope, includeConfigMaps, dryRun, force } = options;
   const gate = await runGate(client, { scope, includeConfigMaps, dryRun });
   for (const c of gate.missingDeletes) log.warn(`a real run would fail: the caller ${describeCheck(c)}`);
 
-  const plan = buildPlan(await observe(client, options.scope), options);
+  const plan = buildPlan(await observe(client, scope), { force, includeConfigMaps });
   const planned = planReceipt(plan);
   log.info(planSummary(planned));
   for (const e of planned.entries) log.info(`  ${entryLine(e)}`);
 
   const count = toDelete(plan).length;
-  if (options.dryRun) {
+  if (dryRun) {
     log.info(`dry run: nothing was deleted; ${count} object(s) would be`);
     return { receipt: planned, stage: "plan" };
   }
@@ -60,7 +59,8 @@ export async function cleanupLegacy(client: KubeClient, options: CleanupOptions)
       },
     );
   }
-  const receipt = await applyPlan(client, plan, {
+  const receipt = await applyPlan(client, {
+    plan,
     signal: options.signal,
     onOutcome: (e) => e.action === "delete" && log.info(`  ${entryLine(e)}`),
   });

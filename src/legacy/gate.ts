@@ -17,10 +17,13 @@ export interface GateOptions {
   includeConfigMaps: boolean;
 }
 
-const check = (verb: string, t: LegacyTarget, where: { namespace?: string; name?: string }): GateCheck => ({
+const check = (
+  verb: string,
+  where: { target: LegacyTarget; namespace?: string; name?: string },
+): GateCheck => ({
   verb,
-  group: t.group,
-  resource: t.resource,
+  group: where.target.group,
+  resource: where.target.resource,
   ...(where.namespace ? { namespace: where.namespace } : {}),
   ...(where.name ? { name: where.name } : {}),
   need: verb === "delete" ? "delete" : "read",
@@ -31,22 +34,22 @@ export function requiredChecks(options: GateOptions): GateCheck[] {
   const deletable = (t: LegacyTarget): boolean => t.kind !== "ConfigMap" || options.includeConfigMaps;
   const checks: GateCheck[] = [];
   for (const t of CLUSTER_TARGETS) {
-    checks.push(check("get", t, { name: t.name }), check("delete", t, { name: t.name }));
+    checks.push(check("get", { target: t, name: t.name }), check("delete", { target: t, name: t.name }));
   }
   const { scope } = options;
   if (scope.allNamespaces) {
     const listed = new Set<string>();
     for (const t of NAMESPACED_TARGETS) {
-      if (!listed.has(t.resource)) checks.push(check("list", t, {}));
+      if (!listed.has(t.resource)) checks.push(check("list", { target: t }));
       listed.add(t.resource);
-      if (deletable(t)) checks.push(check("delete", t, { name: t.name }));
+      if (deletable(t)) checks.push(check("delete", { target: t, name: t.name }));
     }
     return checks;
   }
   for (const namespace of scope.namespaces) {
     for (const t of NAMESPACED_TARGETS) {
-      checks.push(check("get", t, { namespace, name: t.name }));
-      if (deletable(t)) checks.push(check("delete", t, { namespace, name: t.name }));
+      checks.push(check("get", { target: t, namespace, name: t.name }));
+      if (deletable(t)) checks.push(check("delete", { target: t, namespace, name: t.name }));
     }
   }
   return checks;

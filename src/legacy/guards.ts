@@ -44,7 +44,8 @@ function rulesGuard(o: ObservedObject, allowed: typeof LEGACY_ROLE_GRANTS): stri
   return `grants ${summarize(extra)}, beyond anything aicr granted: a same-named role made by someone else`;
 }
 
-function roleRefGuard(o: ObservedObject, kind: string, name: string): string | undefined {
+function roleRefGuard(o: ObservedObject, want: { kind: string; name: string }): string | undefined {
+  const { kind, name } = want;
   const ref = o.roleRef;
   if (ref && ref.kind === kind && ref.name === name && ref.apiGroup === RBAC_GROUP) return undefined;
   const actual = ref ? `${ref.kind} ${JSON.stringify(ref.name)}` : "nothing";
@@ -85,16 +86,16 @@ export function ownGuard(o: ObservedObject, options: GuardOptions): string | und
     case "Role":
       return rulesGuard(o, LEGACY_ROLE_GRANTS);
     case "RoleBinding":
-      return roleRefGuard(o, "Role", LEGACY_AGENT_SA) ?? subjectsGuard(o);
+      return roleRefGuard(o, { kind: "Role", name: LEGACY_AGENT_SA }) ?? subjectsGuard(o);
     case "ClusterRoleBinding":
       if (o.name === LEGACY_VALIDATOR_BINDING) {
         return (
-          roleRefGuard(o, "ClusterRole", VALIDATOR_CLUSTER_ROLE) ??
+          roleRefGuard(o, { kind: "ClusterRole", name: VALIDATOR_CLUSTER_ROLE }) ??
           subjectsGuard(o, LEGACY_VALIDATOR_SA) ??
           validatorScopeGuard(o, options.scope)
         );
       }
-      return roleRefGuard(o, "ClusterRole", LEGACY_CLUSTER_ROLE) ?? subjectsGuard(o);
+      return roleRefGuard(o, { kind: "ClusterRole", name: LEGACY_CLUSTER_ROLE }) ?? subjectsGuard(o);
     case "ConfigMap":
       return options.includeConfigMaps
         ? undefined

@@ -34,40 +34,41 @@ export const LEGACY_SNAPSHOT_CONFIGMAP = "aicr-snapshot";
 /** What the legacy validator's ClusterRoleBinding granted. */
 export const VALIDATOR_CLUSTER_ROLE = "cluster-admin";
 
-const target = (
-  kind: LegacyKind,
-  apiVersion: string,
-  resource: string,
-  name: string,
-  namespaced: boolean,
-): LegacyTarget => ({
-  kind,
-  apiVersion,
-  group: apiVersion.includes("/") ? (apiVersion.split("/")[0] ?? "") : "",
-  resource,
-  name,
-  namespaced,
-});
+/** Where each kind lives in the API: what requests and access reviews name. */
+const KINDS: Record<LegacyKind, Omit<LegacyTarget, "kind" | "name">> = {
+  Job: { apiVersion: "batch/v1", group: "batch", resource: "jobs", namespaced: true },
+  ConfigMap: { apiVersion: "v1", group: "", resource: "configmaps", namespaced: true },
+  ServiceAccount: { apiVersion: "v1", group: "", resource: "serviceaccounts", namespaced: true },
+  Role: { apiVersion: `${RBAC}/v1`, group: RBAC, resource: "roles", namespaced: true },
+  RoleBinding: { apiVersion: `${RBAC}/v1`, group: RBAC, resource: "rolebindings", namespaced: true },
+  ClusterRole: { apiVersion: `${RBAC}/v1`, group: RBAC, resource: "clusterroles", namespaced: false },
+  ClusterRoleBinding: {
+    apiVersion: `${RBAC}/v1`,
+    group: RBAC,
+    resource: "clusterrolebindings",
+    namespaced: false,
+  },
+};
+
+const target = (kind: LegacyKind, name: string): LegacyTarget => ({ kind, name, ...KINDS[kind] });
 
 /** Looked up once per cluster, whatever the namespace scope. */
 export const CLUSTER_TARGETS: readonly LegacyTarget[] = [
-  target("ClusterRoleBinding", `${RBAC}/v1`, "clusterrolebindings", LEGACY_CLUSTER_ROLE, false),
-  target("ClusterRole", `${RBAC}/v1`, "clusterroles", LEGACY_CLUSTER_ROLE, false),
-  target("ClusterRoleBinding", `${RBAC}/v1`, "clusterrolebindings", LEGACY_VALIDATOR_BINDING, false),
+  target("ClusterRoleBinding", LEGACY_CLUSTER_ROLE),
+  target("ClusterRole", LEGACY_CLUSTER_ROLE),
+  target("ClusterRoleBinding", LEGACY_VALIDATOR_BINDING),
 ];
 
 /** Looked up in every namespace in scope. */
 export const NAMESPACED_TARGETS: readonly LegacyTarget[] = [
-  target("Job", "batch/v1", "jobs", LEGACY_SNAPSHOT_JOB, true),
-  target("Job", "batch/v1", "jobs", LEGACY_VALIDATE_JOB, true),
-  target("ConfigMap", "v1", "configmaps", LEGACY_SNAPSHOT_CONFIGMAP, true),
-  target("RoleBinding", `${RBAC}/v1`, "rolebindings", LEGACY_AGENT_SA, true),
-  target("Role", `${RBAC}/v1`, "roles", LEGACY_AGENT_SA, true),
-  target("ServiceAccount", "v1", "serviceaccounts", LEGACY_AGENT_SA, true),
-  target("ServiceAccount", "v1", "serviceaccounts", LEGACY_VALIDATOR_SA, true),
+  target("Job", LEGACY_SNAPSHOT_JOB),
+  target("Job", LEGACY_VALIDATE_JOB),
+  target("ConfigMap", LEGACY_SNAPSHOT_CONFIGMAP),
+  target("RoleBinding", LEGACY_AGENT_SA),
+  target("Role", LEGACY_AGENT_SA),
+  target("ServiceAccount", LEGACY_AGENT_SA),
+  target("ServiceAccount", LEGACY_VALIDATOR_SA),
 ];
-
-export const ALL_TARGETS: readonly LegacyTarget[] = [...CLUSTER_TARGETS, ...NAMESPACED_TARGETS];
 
 /** Deletion order: Jobs first (their pods stop using the RBAC), bindings before roles, accounts last. */
 export const DELETE_ORDER: readonly LegacyKind[] = [
@@ -81,5 +82,5 @@ export const DELETE_ORDER: readonly LegacyKind[] = [
 ];
 
 export function apiVersionOf(kind: LegacyKind): string {
-  return ALL_TARGETS.find((t) => t.kind === kind)?.apiVersion ?? "v1";
+  return KINDS[kind].apiVersion;
 }

@@ -21,9 +21,9 @@ const isCode = (err: unknown, code: string): boolean => err instanceof AicrError
 
 async function getIfPresent(
   client: KubeClient,
-  target: LegacyTarget,
-  namespace?: string,
+  where: { target: LegacyTarget; namespace?: string },
 ): Promise<ObservedObject | undefined> {
+  const { target, namespace } = where;
   try {
     const raw = await client.get({
       apiVersion: target.apiVersion,
@@ -61,7 +61,9 @@ async function namespacedObjects(client: KubeClient, scope: Scope): Promise<Obse
   if (scope.allNamespaces) {
     return (await Promise.all(NAMESPACED_TARGETS.map((t) => listByName(client, t)))).flat();
   }
-  const reads = scope.namespaces.flatMap((ns) => NAMESPACED_TARGETS.map((t) => getIfPresent(client, t, ns)));
+  const reads = scope.namespaces.flatMap((ns) =>
+    NAMESPACED_TARGETS.map((t) => getIfPresent(client, { target: t, namespace: ns })),
+  );
   return (await Promise.all(reads)).filter((o): o is ObservedObject => o !== undefined);
 }
 
@@ -78,7 +80,7 @@ async function outsideJobs(
   for (const namespace of namespaces) {
     try {
       for (const t of jobTargets) {
-        const job = await getIfPresent(client, t, namespace);
+        const job = await getIfPresent(client, { target: t, namespace });
         if (job) jobs.push(job);
       }
     } catch (err) {
@@ -90,7 +92,7 @@ async function outsideJobs(
 }
 
 export async function observe(client: KubeClient, scope: Scope): Promise<Observation> {
-  const cluster = (await Promise.all(CLUSTER_TARGETS.map((t) => getIfPresent(client, t)))).filter(
+  const cluster = (await Promise.all(CLUSTER_TARGETS.map((t) => getIfPresent(client, { target: t })))).filter(
     (o): o is ObservedObject => o !== undefined,
   );
   const namespaced = await namespacedObjects(client, scope);

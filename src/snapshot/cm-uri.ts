@@ -1,4 +1,5 @@
 import { AicrError } from "../core/errors.ts";
+import { dns1123LabelProblems, dns1123SubdomainProblems } from "../core/names.ts";
 
 export interface ConfigMapRef {
   namespace: string;
@@ -7,10 +8,6 @@ export interface ConfigMapRef {
 
 export const CONFIGMAP_URI_SCHEME = "cm://";
 const EXPECTED_FORM = "cm://<namespace>/<name>";
-
-// RFC 1123 label (namespaces) and subdomain (ConfigMap names), as the apiserver validates them.
-const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
-const DNS1123_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
 
 /** True when the value names a ConfigMap destination rather than a file (scheme match only). */
 export function isConfigMapUri(value: string): boolean {
@@ -30,7 +27,7 @@ function reject(uri: string, detail: string): AicrError {
 
 function namespaceProblem(namespace: string): string | undefined {
   if (namespace.length > 63) return `namespace "${namespace}" is longer than 63 characters`;
-  if (!DNS1123_LABEL.test(namespace)) {
+  if (dns1123LabelProblems(namespace).length > 0) {
     return `namespace "${namespace}" is not a DNS-1123 label (lower-case letters, digits and '-', starting and ending with a letter or digit)`;
   }
   return undefined;
@@ -38,7 +35,7 @@ function namespaceProblem(namespace: string): string | undefined {
 
 function nameProblem(name: string): string | undefined {
   if (name.length > 253) return `name "${name}" is longer than 253 characters`;
-  if (!DNS1123_SUBDOMAIN.test(name)) {
+  if (dns1123SubdomainProblems(name).length > 0) {
     return `name "${name}" is not a DNS-1123 subdomain (lower-case letters, digits, '-' and '.', each part starting and ending with a letter or digit)`;
   }
   return undefined;

@@ -38,15 +38,27 @@ test(
       kind: "ServiceAccount",
       metadata: { name: run.plan.names.serviceAccount, namespace: NS },
     });
+    // A slow sibling create: deploy must still wait for it before it reports the failure.
+    const slow = cluster.faults.add({
+      method: "POST",
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`,
+      latencyMs: 300,
+    });
     const err = await run.deploy().then(
       () => undefined,
       (e: unknown) => e,
     );
     expect(err).toBeInstanceOf(AicrError);
+    slow.remove();
     expect((err as AicrError).code).toBe("INTERNAL");
     expect((err as AicrError).message).toContain(`ServiceAccount ${NS}/${run.plan.names.serviceAccount}`);
     // Deploy returned only after every create it had started settled: nothing lands after cleanup's look.
-    expect(run.created.list().every((e) => e.confirmed)).toBe(true);
+    expect(run.created.list().map((e) => [e.kind, e.confirmed])).toEqual([
+      ["ClusterRole", true],
+      ["ClusterRoleBinding", true],
+      ["Role", true],
+      ["RoleBinding", true],
+    ]);
     expect(run.jobUid).toBeUndefined();
 
     const receipt = await run.cleanup();
@@ -55,8 +67,8 @@ test(
     expect(find(cluster, "serviceaccounts", NS, run.plan.names.serviceAccount)?.metadata.uid).toBe(
       foreign.metadata.uid,
     );
-    await until(cluster, () => runObjects(cluster, NS, runId).length === 1); // the foreign SA carries no run label
-    expect(runObjects(cluster, NS, runId)).toEqual([]);
+    // The foreign ServiceAccount carries no run label, so nothing of the run remains.
+    await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
   },
   TEST_TIMEOUT_MS,
 );
