@@ -81,9 +81,12 @@ export default defineAicrCommand({
       description: "How long to wait for the agent (default 5m)",
       valueHint: "duration",
     },
-    "no-cleanup": {
+    // citty parses `--no-<flag>` as the negation of `<flag>`: a flag named "no-cleanup" would never be set.
+    cleanup: {
       type: "boolean",
-      description: "Keep the run's Job, RBAC and staging ConfigMap (they are listed)",
+      default: true,
+      description: "Delete the run's objects when it ends (default)",
+      negativeDescription: "Keep the run's Job, RBAC and staging ConfigMap (they are listed)",
     },
     privileged: {
       type: "boolean",
@@ -168,7 +171,7 @@ export default defineAicrCommand({
         nodeSelectors: repeatedFlag(rawArgs, ["--node-selector"]),
         tolerations: repeatedFlag(rawArgs, ["--toleration"]),
         timeout: args.timeout,
-        noCleanup: args["no-cleanup"],
+        noCleanup: args.cleanup === false,
         privileged: args.privileged,
         requireGpu: args["require-gpu"],
         runtimeClass: args["runtime-class"],

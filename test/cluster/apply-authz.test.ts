@@ -1,0 +1,49 @@
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import { wireClient } from "./http-client.ts";
+import { resource } from "./resources.ts";
+import { type Cluster, startCluster } from "./server.ts";
+
+/** kube-apiserver authorizes a server-side apply that creates its object as "create" too (patch handler). */
+let cluster: Cluster;
+beforeAll(async () => {
+  cluster = await startCluster({ controllers: false, users: [{ name: "patcher" }] });
+  const rbac = "rbac.authorization.k8s.io/v1";
+  cluster.store.create(resource("roles"), {
+    apiVersion: rbac,
+    kind: "Role",
+    metadata: { name: "patch-only", namespace: "default" },
+    rules: [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get", "patch"] }],
+  });
+  cluster.store.create(resource("rolebindings"), {
+    apiVersion: rbac,
+    kind: "RoleBinding",
+    metadata: { name: "patch-only", namespace: "default" },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "patch-only" },
+    subjects: [{ kind: "User", name: "patcher" }],
+  });
+});
+afterAll(() => cluster.stop());
+
+const APPLY = "application/apply-patch+yaml";
+const path = (name: string) => `/api/v1/namespaces/default/configmaps/${name}?fieldManager=aicr&force=true`;
+const body = (name: string) => ({
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  metadata: { name },
+  data: { k: "v" },
+});
+
+test("apply that would create needs create: patch alone is Forbidden, naming the create verb", async () => {
+  const res = await wireClient(cluster, "patcher").patch(path("new-cm"), body("new-cm"), APPLY);
+  expect(res.status).toBe(403);
+  expect(res.body.message).toBe(
+    'configmaps "new-cm" is forbidden: User "patcher" cannot create resource "configmaps" in API group "" in the namespace "default"',
+  );
+  expect(cluster.store.find(resource("configmaps"), "default", "new-cm")).toBeUndefined();
+});
+
+test("apply to an existing object needs only patch", async () => {
+  await wireClient(cluster, "admin").post("/api/v1/namespaces/default/configmaps", body("existing"));
+  const res = await wireClient(cluster, "patcher").patch(path("existing"), body("existing"), APPLY);
+  expect(res.status).toBe(200);
+});

@@ -1,0 +1,146 @@
+/**
+ * Test PKI made with the openssl CLI: one CA and one server certificate per process, plus client
+ * certificates per user (CN = user, O = each group), cached.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+export interface Pki {
+  dir: string;
+  caCert: string;
+  caKeyPath: string;
+  caCertPath: string;
+  serverCert: string;
+  serverKey: string;
+}
+
+let cached: Pki | undefined;
+const clientCache = new Map<string, { cert: string; key: string }>();
+
+function openssl(args: string[], cwd: string): void {
+  const res = Bun.spawnSync(["openssl", ...args], { cwd, stdout: "pipe", stderr: "pipe" });
+  if (res.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${res.stderr.toString()}`);
+}
+
+export function pki(): Pki {
+  if (cached) return cached;
+  const dir = mkdtempSync(join(tmpdir(), "aicr-fake-pki-"));
+  const days = ["-days", "2"];
+  openssl(
+    [
+      "req",
+      "-x509",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "ca.key",
+      "-out",
+      "ca.crt",
+      ...days,
+      "-subj",
+      "/CN=aicr-fake-ca",
+    ],
+    dir,
+  );
+  openssl(
+    [
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      "server.key",
+      "-out",
+      "server.csr",
+      "-subj",
+      "/CN=kube-apiserver",
+    ],
+    dir,
+  );
+  writeFileSync(
+    join(dir, "server.ext"),
+    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+  );
+  openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      "server.csr",
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      "server.crt",
+      ...days,
+      "-extfile",
+      "server.ext",
+    ],
+    dir,
+  );
+  cached = {
+    dir,
+    caCert: readFileSync(join(dir, "ca.crt"), "utf8"),
+    caKeyPath: join(dir, "ca.key"),
+    caCertPath: join(dir, "ca.crt"),
+    serverCert: readFileSync(join(dir, "server.crt"), "utf8"),
+    serverKey: readFileSync(join(dir, "server.key"), "utf8"),
+  };
+  return cached;
+}
+
+export function clientCert(username: string, groups: string[]): { cert: string; key: string } {
+  const id = JSON.stringify([username, groups]);
+  const hit = clientCache.get(id);
+  if (hit) return hit;
+  const p = pki();
+  const base = `client-${clientCache.size}`;
+  const esc = (s: string) => s.replace(/[/\\=+,]/g, (ch) => `\\${ch}`);
+  const subject = `/CN=${esc(username)}${groups.map((g) => `/O=${esc(g)}`).join("")}`;
+  openssl(
+    [
+      "req",
+      "-newkey",
+      "rsa:2048",
+      "-nodes",
+      "-keyout",
+      `${base}.key`,
+      "-out",
+      `${base}.csr`,
+      "-subj",
+      subject,
+    ],
+    p.dir,
+  );
+  writeFileSync(join(p.dir, `${base}.ext`), "extendedKeyUsage=clientAuth\n");
+  openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${base}.csr`,
+      "-CA",
+      p.caCertPath,
+      "-CAkey",
+      p.caKeyPath,
+      "-CAcreateserial",
+      "-out",
+      `${base}.crt`,
+      "-days",
+      "2",
+      "-extfile",
+      `${base}.ext`,
+    ],
+    p.dir,
+  );
+  const out = {
+    cert: readFileSync(join(p.dir, `${base}.crt`), "utf8"),
+    key: readFileSync(join(p.dir, `${base}.key`), "utf8"),
+  };
+  clientCache.set(id, out);
+  return out;
+}

@@ -1,0 +1,37 @@
+/** State shared by the request pipeline of one fake cluster. */
+import type { Authenticator } from "./auth.ts";
+import type { FaultEffect, Faults } from "./faults.ts";
+import type { RequestInfo } from "./request-info.ts";
+import type { RequestLog } from "./request-log.ts";
+import { resource } from "./resources.ts";
+import type { RbacSnapshot, UserInfo } from "./semantics/rbac.ts";
+import type { Store } from "./store.ts";
+
+export interface ClusterContext {
+  store: Store;
+  auth: Authenticator;
+  faults: Faults;
+  log: RequestLog;
+}
+
+export interface RequestContext {
+  user: UserInfo;
+  info: RequestInfo;
+  url: URL;
+  effects: FaultEffect;
+  /** Aborts when the client goes away (ends watch and log streams). */
+  signal: AbortSignal;
+  /** Notes in the request log that a fault shaped the answer. */
+  markFault(name: string): void;
+  /** Streaming answers report their status here when they start. */
+  userAgent: string;
+}
+
+export function rbacSnapshot(store: Store): RbacSnapshot {
+  return {
+    roles: store.list(resource("roles")).items,
+    roleBindings: store.list(resource("rolebindings")).items,
+    clusterRoles: store.list(resource("clusterroles")).items,
+    clusterRoleBindings: store.list(resource("clusterrolebindings")).items,
+  } as unknown as RbacSnapshot;
+}

@@ -1,0 +1,122 @@
+/**
+ * A runtime that runs real processes: for configured images, the pod's command/args are executed with
+ * command[0] replaced by a local executable, the pod's env, and KUBECONFIG for the pod's ServiceAccount.
+ */
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { expandVars } from "./env.ts";
+import type { ContainerRuntime, RunContext, RunFunction, RunResult } from "./runtime.ts";
+
+export interface ProcessRuntimeOptions {
+  /** Image → executable. Images without one go to `fallback`. */
+  images: Record<string, string> | ((image: string) => string | undefined);
+  /** Kubeconfig file content for a ServiceAccount; written per pod and exported as KUBECONFIG. */
+  kubeconfigForServiceAccount?: (namespace: string, name: string) => Promise<string>;
+  /** Environment every process starts from (default: only PATH), before the pod's env. */
+  baseEnv?: Record<string, string>;
+  /** Where per-pod kubeconfigs go (default: a fresh temp directory). */
+  workDir?: string;
+  /** Between SIGTERM on pod deletion and SIGKILL. */
+  killGraceMs?: number;
+  /** Runs containers whose image has no executable (default: exit 0 at once). */
+  fallback?: RunFunction;
+}
+
+const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+
+/** Copies a stream until it ends or `stop` resolves (a grandchild may keep the pipe open forever). */
+async function pump(
+  stream: ReadableStream<Uint8Array>,
+  write: (c: Uint8Array) => void,
+  stop: Promise<void>,
+): Promise<void> {
+  const reader = stream.getReader();
+  void stop.then(() => reader.cancel().catch(() => {}));
+  for (;;) {
+    const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+    if (done) return;
+    if (value) write(value);
+  }
+}
+
+// Simplification: no cgroup, so the container's end is its main process's exit; output still
+// buffered in the pipes is read for a short while after that.
+const DRAIN_AFTER_EXIT_MS = 200;
+
+/** argv as the kubelet builds it: command (or the image entrypoint) then args, with $(VAR) expanded. */
+export function processArgv(
+  executable: string,
+  container: RunContext["container"],
+  env: Record<string, string>,
+): string[] {
+  const command: string[] = (container.command ?? []).map((s: string) => expandVars(s, env));
+  const args: string[] = (container.args ?? []).map((s: string) => expandVars(s, env));
+  return command.length > 0 ? [executable, ...command.slice(1), ...args] : [executable, ...args];
+}
+
+// Simplification: terminationMessagePolicy File is not read from the process (only FallbackToLogsOnError
+// works), and the kill grace is killGraceMs rather than terminationGracePeriodSeconds.
+export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
+  const lookup =
+    typeof opts.images === "function"
+      ? opts.images
+      : (i: string) => (opts.images as Record<string, string>)[i];
+  const fallback: RunFunction = opts.fallback ?? (async () => ({ exitCode: 0 }));
+  let workDir: Promise<string> | undefined;
+  const dir = () => {
+    workDir ??= opts.workDir
+      ? mkdir(opts.workDir, { recursive: true }).then(() => opts.workDir!)
+      : mkdtemp(join(tmpdir(), "aicr-kubelet-"));
+    return workDir;
+  };
+
+  const run = async (ctx: RunContext): Promise<RunResult> => {
+    const exe = lookup(ctx.container.image);
+    if (!exe) return fallback(ctx);
+    const pod = ctx.pod;
+    const env: Record<string, string> = {
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      ...opts.baseEnv,
+      HOSTNAME: pod.metadata.name!,
+      ...ctx.env,
+    };
+    let podDir: string | undefined;
+    if (opts.kubeconfigForServiceAccount) {
+      const sa = pod.spec?.serviceAccountName ?? "default";
+      const content = await opts.kubeconfigForServiceAccount(pod.metadata.namespace!, sa);
+      podDir = join(await dir(), `${pod.metadata.uid}-${ctx.container.name}`);
+      await mkdir(podDir, { recursive: true });
+      await writeFile(join(podDir, "kubeconfig"), content, { mode: 0o600 });
+      env.KUBECONFIG = join(podDir, "kubeconfig");
+    }
+    try {
+      const proc = Bun.spawn(processArgv(exe, ctx.container, env), {
+        env,
+        cwd: ctx.container.workingDir ?? podDir ?? process.cwd(),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      let killTimer: ReturnType<typeof setTimeout> | undefined;
+      const onAbort = () => {
+        proc.kill("SIGTERM");
+        killTimer = setTimeout(() => proc.kill("SIGKILL"), opts.killGraceMs ?? 2000);
+      };
+      ctx.signal.addEventListener("abort", onAbort, { once: true });
+      const drained = proc.exited.then(() => new Promise<void>((r) => setTimeout(r, DRAIN_AFTER_EXIT_MS)));
+      await Promise.all([
+        pump(proc.stdout, ctx.stdout, drained),
+        pump(proc.stderr, ctx.stderr, drained),
+        proc.exited,
+      ]);
+      ctx.signal.removeEventListener("abort", onAbort);
+      if (killTimer) clearTimeout(killTimer);
+      const signal = proc.signalCode ? (SIGNALS[proc.signalCode] ?? 9) : undefined;
+      return { exitCode: signal !== undefined ? 128 + signal : (proc.exitCode ?? 0) };
+    } finally {
+      if (podDir) await rm(podDir, { recursive: true, force: true });
+    }
+  };
+  return { run };
+}

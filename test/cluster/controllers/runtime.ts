@@ -1,0 +1,51 @@
+/** The kubelet's pluggable container runtime. */
+import type { KObject } from "../store.ts";
+
+export interface RunContext {
+  pod: KObject;
+  /** The container spec (from spec.containers or spec.initContainers). */
+  container: KObject["spec"];
+  /** Resolved environment: env and envFrom, fieldRefs and configMapKeyRefs filled in, $(VAR) expanded. */
+  env: Record<string, string>;
+  /** Aborts when the pod is deleted or the kubelet stops. */
+  signal: AbortSignal;
+  stdout(chunk: string | Uint8Array): void;
+  stderr(chunk: string | Uint8Array): void;
+}
+
+export interface RunResult {
+  exitCode: number;
+  /** Termination message, as if the container wrote it to its terminationMessagePath. */
+  message?: string;
+}
+
+export type RunFunction = (ctx: RunContext) => Promise<RunResult>;
+
+export interface ContainerRuntime {
+  run: RunFunction;
+}
+
+export function asRuntime(r: ContainerRuntime | RunFunction | undefined): ContainerRuntime {
+  if (r === undefined) return { run: async () => ({ exitCode: 0 }) };
+  return typeof r === "function" ? { run: r } : r;
+}
+
+/** Resolves after ms on the clock, or when the signal aborts (then resolves false). */
+export function sleep(
+  setTimer: (fn: () => void, ms: number) => () => void,
+  ms: number,
+  signal: AbortSignal,
+): Promise<boolean> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve(false);
+    const cancel = setTimer(() => {
+      signal.removeEventListener("abort", onAbort);
+      resolve(true);
+    }, ms);
+    const onAbort = () => {
+      cancel();
+      resolve(false);
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+  });
+}

@@ -1,0 +1,72 @@
+/** The msw request handlers of the fake apiserver (served over a loopback socket, see server.ts). */
+import { http } from "msw";
+import type { ClusterContext, RequestContext } from "./context.ts";
+import { apiGroup, apiGroupList, apiVersions, resourceList, VERSION_INFO } from "./discovery.ts";
+import { errorResponse, json } from "./http-util.ts";
+import { serveLog } from "./logs-http.ts";
+import { findResource } from "./resources.ts";
+import { resourceNotFound, serveRest } from "./rest.ts";
+import { serveReview } from "./reviews.ts";
+import { serveWatch } from "./watch-http.ts";
+
+type Serve = (rc: RequestContext, req: Request) => Response | Promise<Response>;
+
+export function clusterHandlers(c: ClusterContext, contextOf: (req: Request) => RequestContext) {
+  const wrap =
+    (serve: Serve) =>
+    async ({ request }: { request: Request }) => {
+      try {
+        return await serve(contextOf(request), request);
+      } catch (e) {
+        return errorResponse(e);
+      }
+    };
+  const api: Serve = (rc, req) => serveApi(c, rc, req);
+  // Simplification: no /openapi/v2 or /openapi/v3 handlers; kubectl create/apply need --validate=false.
+  return [
+    http.get(
+      "*/version",
+      wrap(() => json(VERSION_INFO)),
+    ),
+    http.get(
+      "*/api",
+      wrap((rc) => json(apiVersions(rc.url.host))),
+    ),
+    http.get(
+      "*/apis",
+      wrap(() => json(apiGroupList())),
+    ),
+    http.all("*/api/*", wrap(api)),
+    http.all("*/apis/*", wrap(api)),
+  ];
+}
+
+function serveApi(c: ClusterContext, rc: RequestContext, req: Request): Response | Promise<Response> {
+  const { info } = rc;
+  if (!info.isResourceRequest) return discovery(rc);
+  const r = findResource(info.group, info.version, info.resource);
+  if (!r) throw resourceNotFound();
+  const clusterScopedUnderNamespace =
+    !r.namespaced && info.namespace !== undefined && r.plural !== "namespaces";
+  if (clusterScopedUnderNamespace) throw resourceNotFound();
+  if (info.subresource && !r.subresources.includes(info.subresource)) throw resourceNotFound();
+  if (!r.stored) return serveReview(c, rc, r, req);
+  if (info.subresource === "log") {
+    if (info.verb !== "get") throw resourceNotFound();
+    return serveLog(c, rc);
+  }
+  // Simplification: pods/exec is only known to discovery and RBAC; the fake cannot run commands.
+  if (info.subresource === "exec") throw resourceNotFound();
+  if (info.verb === "watch") return serveWatch(c, rc, r);
+  return serveRest(c, rc, r, req);
+}
+
+function discovery(rc: RequestContext): Response {
+  const parts = rc.info.path.split("/").filter(Boolean);
+  let doc: unknown;
+  if (parts[0] === "api" && parts.length === 2) doc = resourceList("", parts[1]!);
+  if (parts[0] === "apis" && parts.length === 2) doc = apiGroup(parts[1]!);
+  if (parts[0] === "apis" && parts.length === 3) doc = resourceList(parts[1]!, parts[2]!);
+  if (!doc || rc.info.verb !== "get") throw resourceNotFound();
+  return json(doc);
+}
