@@ -21,7 +21,11 @@ const RELIST_PAUSE_MS = 200;
 const pause = (ms: number, signal: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+    const onAbort = () => {
+      clearTimeout(t);
+      resolve();
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
   });
 
 const watchPath = (o: { apiVersion: string; plural: string; namespace: string }): string =>

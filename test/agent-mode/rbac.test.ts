@@ -48,7 +48,13 @@ async function grant(sa: string, roleRules: ReturnType<typeof toPolicyRule>[]) {
 
 function sink(): { out: Writable; text: () => string } {
   let text = "";
-  return { out: new Writable({ write: (c, _e, cb) => ((text += c.toString()), cb()) }), text: () => text };
+  const out = new Writable({
+    write(chunk, _enc, cb) {
+      text += chunk.toString();
+      cb();
+    },
+  });
+  return { out, text: () => text };
 }
 
 async function runAs(sa: string) {

@@ -42,7 +42,10 @@ export async function agentCluster(options: { images?: Record<string, string> } 
         }),
     },
   });
-  return Object.assign(cluster, { advanceClock: (ms: number) => void (skew += ms) });
+  const advanceClock = (ms: number): void => {
+    skew += ms;
+  };
+  return Object.assign(cluster, { advanceClock });
 }
 
 export interface LogSink {
@@ -85,10 +88,15 @@ export function testRunId(tag: string): string {
   return `20261129-120000-${hex}`;
 }
 
-export type RunOptions = Partial<AgentRunConfig> & { runId: string; invocationId?: string };
+export type RunOptions = Partial<AgentRunConfig> & {
+  runId: string;
+  invocationId?: string;
+  /** The invocation's cancel signal (main.ts aborts it on SIGINT/SIGTERM). */
+  signal?: AbortSignal;
+};
 
 export function newRun(client: KubeClient, sink: LogSink, config: RunOptions): AgentRun {
-  const { runId, invocationId, ...rest } = config;
+  const { runId, invocationId, signal, ...rest } = config;
   return new AgentRun(
     client,
     {
@@ -99,7 +107,7 @@ export function newRun(client: KubeClient, sink: LogSink, config: RunOptions): A
       nodeSelector: { "nvidia.com/gpu.present": "true" },
       ...rest,
     },
-    { log: sink.log, signal: new AbortController().signal },
+    { log: sink.log, signal: signal ?? new AbortController().signal },
   );
 }
 
