@@ -37,17 +37,3 @@ export function resolveNamespace(
   if (flag !== undefined && flag !== "") return flag;
   return env.AICR_NAMESPACE || "default";
 }
-
-/** Every value of a repeatable flag, in order: `--flag v`, `--flag=v`, or a short alias `-x v`. */
-export function repeatedFlag(rawArgs: readonly string[], names: readonly string[]): string[] {
-  const values: string[] = [];
-  for (let i = 0; i < rawArgs.length; i++) {
-    const arg = rawArgs[i] ?? "";
-    if (arg === "--") break;
-    for (const name of names) {
-      if (arg === name && i + 1 < rawArgs.length) values.push(rawArgs[++i] ?? "");
-      else if (arg.startsWith(`${name}=`)) values.push(arg.slice(name.length + 1));
-    }
-  }
-  return values;
-}

@@ -1,6 +1,6 @@
+import { repeatedFlag } from "../core/argv.ts";
 import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
-import { repeatedFlag } from "../legacy/argv.ts";
 import { cleanupLegacy, verdict } from "../legacy/cleanup.ts";
 import { askYesNo, isInteractive } from "../legacy/confirm.ts";
 import { toJson } from "../legacy/report.ts";
@@ -17,7 +17,7 @@ function scopeFrom(
   input: { rawArgs: readonly string[]; env: Readonly<Record<string, string | undefined>> },
 ): Scope {
   const { env } = input;
-  const given = repeatedFlag(input.rawArgs, ["-n", "--namespace"]);
+  const given = repeatedFlag(input.rawArgs, ["-n", "--namespace"], { list: true });
   if (given.length === 0 && args.namespace) given.push(args.namespace);
   if (args["all-namespaces"]) {
     if (given.length > 0) {

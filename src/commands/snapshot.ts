@@ -1,13 +1,14 @@
 import { placementMismatch } from "../controller/auto-target.ts";
 import { collectSnapshot } from "../controller/collect-snapshot.ts";
 import { resolveSnapshotOptions } from "../controller/options.ts";
-import { badFlag, parseCount } from "../controller/parse.ts";
+import { badFlag, parseBool, parseCount, rawBooleanFlag } from "../controller/parse.ts";
+import { repeatedFlag } from "../core/argv.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { collectNodeSnapshot } from "../snapshot/collect-node.ts";
 import { describeDestination, parseDestination } from "../snapshot/deliver.ts";
 import { parseSnapshot } from "../snapshot/schema.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat, serializeSnapshot } from "../snapshot/serialize.ts";
-import { repeatedFlag, resolveNamespace } from "./_args.ts";
+import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
 
 const AGENT_MODE_ENV = "AICR_AGENT_MODE";
@@ -171,14 +172,14 @@ export default defineAicrCommand({
         nodeSelectors: repeatedFlag(rawArgs, ["--node-selector"]),
         tolerations: repeatedFlag(rawArgs, ["--toleration"]),
         timeout: args.timeout,
-        noCleanup: args.cleanup === false,
-        privileged: args.privileged,
-        requireGpu: args["require-gpu"],
+        noCleanup: !parseBool("--cleanup", rawBooleanFlag(rawArgs, "cleanup"), true),
+        privileged: rawBooleanFlag(rawArgs, "privileged"),
+        requireGpu: rawBooleanFlag(rawArgs, "require-gpu"),
         runtimeClass: args["runtime-class"],
         os: args.os,
         requests: args.requests,
         limits: args.limits,
-        discoverNetwork: args["discover-network"],
+        discoverNetwork: rawBooleanFlag(rawArgs, "discover-network"),
         maxNodesPerEntry: args["max-nodes-per-entry"],
         debug: args.debug,
       },

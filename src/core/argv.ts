@@ -1,9 +1,13 @@
 /**
- * Every value of a repeatable flag, in order and without duplicates: citty keeps only the last one.
- * Accepts `-n a`, `-n=a`, `--namespace a`, `--namespace=a` and comma lists (`-n a,b`); stops at `--`.
- * Pure: the caller passes the raw arguments (the command's rawArgs).
+ * Every value of a repeatable flag, in order: citty keeps only the last one. Accepts `-n a`, `-n=a`,
+ * `--namespace a`, `--namespace=a`; stops at `--`. A flag given last with no value yields "" so the
+ * caller's validation names it. With `list`, comma lists (`-n a,b`) are split and duplicates dropped.
  */
-export function repeatedFlag(argv: readonly string[], names: readonly string[]): string[] {
+export function repeatedFlag(
+  argv: readonly string[],
+  names: readonly string[],
+  options: { list?: boolean } = {},
+): string[] {
   const values: string[] = [];
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] ?? "";
@@ -17,6 +21,10 @@ export function repeatedFlag(argv: readonly string[], names: readonly string[]):
       if (eq > 0 && names.includes(arg.slice(0, eq))) value = arg.slice(eq + 1);
     }
     if (value === undefined) continue;
+    if (!options.list) {
+      values.push(value);
+      continue;
+    }
     for (const part of value.split(",")) {
       const v = part.trim();
       if (!values.includes(v)) values.push(v);

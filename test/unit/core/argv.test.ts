@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { repeatedFlag } from "../../../src/legacy/argv.ts";
+import { repeatedFlag } from "../../../src/core/argv.ts";
 
 const NS = ["-n", "--namespace"];
 
 describe("repeatedFlag", () => {
-  test("collects every spelling, in order, without duplicates", () => {
+  test("collects every spelling, in order (a list drops duplicates)", () => {
     const argv = [
       "cleanup-legacy",
       "-n",
@@ -17,11 +17,13 @@ describe("repeatedFlag", () => {
       "a",
       "--yes",
     ];
-    expect(repeatedFlag(argv, NS)).toEqual(["a", "b", "c", "d"]);
+    expect(repeatedFlag(argv, NS, { list: true })).toEqual(["a", "b", "c", "d"]);
+    expect(repeatedFlag(argv, NS)).toEqual(["a", "b", "c", "d", "a"]);
   });
 
-  test("splits comma lists and trims", () => {
-    expect(repeatedFlag(["-n", "a, b", "-n", "c"], NS)).toEqual(["a", "b", "c"]);
+  test("splits comma lists and trims only when asked", () => {
+    expect(repeatedFlag(["-n", "a, b", "-n", "c"], NS, { list: true })).toEqual(["a", "b", "c"]);
+    expect(repeatedFlag(["--node-selector", "k=a,b"], ["--node-selector"])).toEqual(["k=a,b"]);
   });
 
   test("ignores other flags, look-alikes and everything after --", () => {
