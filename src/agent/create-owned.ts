@@ -1,6 +1,13 @@
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { describe, type KubeClient, type KubeObject, type KubernetesObject, refOf } from "../kube/client.ts";
+import {
+  describe,
+  type KubeClient,
+  type KubeObject,
+  type KubernetesObject,
+  type ObjectRef,
+  refOf,
+} from "../kube/client.ts";
 import { isAlreadyExistsError, isTransient } from "../kube/errors.ts";
 import type { CreatedSet } from "./created-set.ts";
 import { carriesInvocationLabels, type RunIdentity } from "./labels.ts";
@@ -46,30 +53,33 @@ export async function createOwned<T extends KubernetesObject>(
   const ref = refOf(object);
   o.created.recordIntent(ref);
   for (let attempt = 0; ; attempt++) {
+    let err: unknown;
     try {
       const made = await o.client.create(object);
       o.created.confirm(ref, made.metadata?.uid ?? "");
       return made as KubeObject;
-    } catch (err) {
-      if (isAlreadyExistsError(err)) return adopt(ref, o, err);
-      if (!isTransient(err) || attempt + 1 >= CREATE_ATTEMPTS) throw err; // intent kept: cleanup will resolve it
-      o.log.warn(`creating ${describe(ref)} failed transiently; retrying`, {
-        attempt: attempt + 1,
-        cause: (err as Error).message,
-      });
-      await delay(backoff(attempt, err as AicrError), o.signal);
+    } catch (e) {
+      err = e;
     }
+    if (isAlreadyExistsError(err)) {
+      const live = await o.client.get<KubeObject>(ref).catch((e: unknown) => e as Error);
+      if (!(live instanceof Error)) return adopt(ref, o, live, err);
+      // What stands there could not be read: neither ours nor foreign is proven, so the intent stays
+      // (cleanup resolves it) and a transient failure is retried like the create itself.
+      err = live;
+    }
+    if (!isTransient(err) || attempt + 1 >= CREATE_ATTEMPTS) throw err; // intent kept: cleanup will resolve it
+    o.log.warn(`creating ${describe(ref)} failed transiently; retrying`, {
+      attempt: attempt + 1,
+      cause: (err as Error).message,
+    });
+    await delay(backoff(attempt, err as AicrError), o.signal);
   }
 }
 
-async function adopt(
-  ref: ReturnType<typeof refOf>,
-  o: CreateOwnedOptions,
-  cause: unknown,
-): Promise<KubeObject> {
-  const live = await o.client.get<KubeObject>(ref).catch(() => undefined);
-  const uid = live?.metadata?.uid;
-  if (live && uid && carriesInvocationLabels(live.metadata?.labels, o.identity)) {
+function adopt(ref: ObjectRef, o: CreateOwnedOptions, live: KubeObject, cause: unknown): KubeObject {
+  const uid = live.metadata?.uid;
+  if (uid && carriesInvocationLabels(live.metadata?.labels, o.identity)) {
     o.created.confirm(ref, uid);
     o.log.debug(`adopted ${describe(ref)}: our own create whose response was lost`, { uid });
     return live;
@@ -77,7 +87,7 @@ async function adopt(
   o.created.discard(ref);
   throw new AicrError(
     "INTERNAL",
-    `${describe(ref)} already exists under this run's name and was not created by this invocation`,
+    `${describe(ref)} already exists under this run's name and was not created by this invocation (duplicate run ID ${o.identity.runId}?)`,
     {
       remedy:
         "another invocation is using the same run ID; omit --run-id / AICR_RUN_ID so each run gets its own",

@@ -2,7 +2,6 @@ import type { Writable } from "node:stream";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { isNotFoundError } from "../kube/errors.ts";
 import { type CleanupOptions, cleanupRun, type ReceiptRow } from "./cleanup.ts";
 import { createOwned, settleAll } from "./create-owned.ts";
 import { CreatedSet } from "./created-set.ts";
@@ -20,8 +19,9 @@ import {
   type OwnerRef,
 } from "./rbac-objects.ts";
 import { readSnapshotConfigMap } from "./result.ts";
+import { checkRuntimeClass } from "./runtime-class.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "./service-account-mode.ts";
-import { type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
+import { describePodState, type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
 
 export interface AgentRunConfig {
   namespace: string;
@@ -100,7 +100,7 @@ export class AgentRun {
   /** Creates the run's objects. The caller registers cleanup before calling this: it runs on failure too. */
   async deploy(options: { mode?: ServiceAccountMode } = {}): Promise<void> {
     const { client, config } = this;
-    if (config.runtimeClassName) await this.checkRuntimeClass(config.runtimeClassName);
+    if (config.runtimeClassName) await checkRuntimeClass(client, config.runtimeClassName);
     // The mode is a read-only probe; it comes before the first write so a refusal writes nothing.
     this.mode =
       options.mode ??
@@ -158,23 +158,6 @@ export class AgentRun {
     this.ctx.log.info(`deployed Job ${config.namespace}/${this.names.job}`, { uid: this.jobUid });
   }
 
-  private async checkRuntimeClass(name: string): Promise<void> {
-    try {
-      await this.client.get({ apiVersion: "node.k8s.io/v1", kind: "RuntimeClass", name });
-    } catch (err) {
-      if (!isNotFoundError(err)) throw err;
-      throw new AicrError(
-        "NOT_FOUND",
-        `RuntimeClass ${JSON.stringify(name)} does not exist in this cluster`,
-        {
-          remedy:
-            "the GPU Operator may not be installed yet: omit --runtime-class and target GPU nodes with --node-selector",
-          cause: err,
-        },
-      );
-    }
-  }
-
   private requireJob(): string {
     if (!this.jobUid) throw new AicrError("INTERNAL", "the run's Job was not created");
     return this.jobUid;
@@ -199,14 +182,24 @@ export class AgentRun {
     );
   }
 
-  waitForCompletion(timeoutMs: number): Promise<JobOutcome> {
-    return waitForJob(this.client, {
-      namespace: this.config.namespace,
-      name: this.names.job,
-      uid: this.requireJob(),
-      timeoutMs,
-      signal: this.ctx.signal,
-    });
+  async waitForCompletion(timeoutMs: number): Promise<JobOutcome> {
+    try {
+      return await waitForJob(this.client, {
+        namespace: this.config.namespace,
+        name: this.names.job,
+        uid: this.requireJob(),
+        timeoutMs,
+        signal: this.ctx.signal,
+      });
+    } catch (err) {
+      if (!(err instanceof AicrError) || err.code !== "TIMEOUT") throw err;
+      // A Job's timeout says little by itself; its pod's last state says why (unschedulable, image pull…).
+      const pod = await this.lastPod().catch(() => undefined);
+      throw new AicrError("TIMEOUT", `${err.message}: ${describePodState(pod)}`, {
+        context: err.context,
+        cause: err,
+      });
+    }
   }
 
   /** The last owned pod, Failed included: for showing the agent's log when the run failed. */

@@ -78,11 +78,10 @@ export function adminClient(cluster: Cluster, user = "admin"): KubeClient {
 }
 
 let counter = 0;
-/** Distinct run IDs within one test process, in the real format. */
+/** Distinct run IDs within one test process, in the real format: a unique counter first, the tag after. */
 export function testRunId(tag: string): string {
   counter++;
-  const hex = `${tag}${counter.toString(16)}`
-    .replace(/[^0-9a-f]/g, "0")
+  const hex = `${counter.toString(16).padStart(4, "0")}${tag.replace(/[^0-9a-f]/g, "0")}`
     .padEnd(16, "0")
     .slice(0, 16);
   return `20261129-120000-${hex}`;

@@ -35,3 +35,9 @@ export function runObjects(cluster: Cluster, namespace: string, runId: string): 
 export function find(cluster: Cluster, plural: string, namespace: string | undefined, name: string) {
   return cluster.store.find(resource(plural), namespace, name);
 }
+
+/** The namespace, created directly if no earlier test (in any order) made it. */
+export function haveNamespace(cluster: Cluster, name: string): void {
+  if (!cluster.store.find(resource("namespaces"), undefined, name))
+    cluster.store.create(resource("namespaces"), { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+}

@@ -13,7 +13,7 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { find, runObjects, until } from "./_store.ts";
+import { find, haveNamespace, runObjects, until } from "./_store.ts";
 
 let cluster: AgentCluster;
 beforeAll(async () => {
@@ -28,11 +28,7 @@ test(
   async () => {
     const runId = testRunId("1");
     const run = newRun(adminClient(cluster), captureLog(), { runId });
-    cluster.store.create(resource("namespaces"), {
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: NS },
-    });
+    haveNamespace(cluster, NS);
     const foreign = cluster.store.create(resource("serviceaccounts"), {
       apiVersion: "v1",
       kind: "ServiceAccount",

@@ -103,3 +103,48 @@ for (const c of CREATES.filter((x) => ["ClusterRole", "Role", "Job"].includes(x.
     TEST_TIMEOUT_MS,
   );
 }
+
+for (const [status, what] of [
+  [500, "once (retried, then adopted)"],
+  [403, "for good (the run fails, the intent is kept)"],
+] as const) {
+  test(
+    `a lost ClusterRole create response whose adoption read fails ${what}: cleanup still removes it`,
+    async () => {
+      const runId = testRunId("g");
+      const run = newRun(adminClient(cluster), captureLog(), { runId });
+      const name = run.plan.names.clusterRole;
+      const faults = [
+        cluster.faults.add({ method: "POST", path: CREATES[0]!.path(runId), dropAfterCommit: true }),
+        cluster.faults.add({
+          method: "GET",
+          path: `${RBAC}/clusterroles/${name}`,
+          status,
+          count: status === 500 ? 1 : 100,
+        }),
+      ];
+      try {
+        const err = await run.deploy().then(
+          () => undefined,
+          (e: unknown) => e as { code: string; message: string },
+        );
+        if (status === 500) expect(err).toBeUndefined();
+        else {
+          // Not "created by another invocation": the run could not tell, and must not claim it.
+          expect(err?.code).toBe("UNAUTHORIZED");
+          expect(err?.message).not.toContain("was not created by this invocation");
+          expect(run.created.list()).toEqual([
+            expect.objectContaining({ kind: "ClusterRole", confirmed: false }),
+          ]);
+        }
+      } finally {
+        for (const f of faults) f.remove();
+      }
+      const receipt = await run.cleanup();
+      expect(receipt.find((r) => r.kind === "ClusterRole")).toMatchObject({ outcome: "deleted" });
+      expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
+      await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+    },
+    TEST_TIMEOUT_MS,
+  );
+}

@@ -30,6 +30,7 @@ test(
     const first = newRun(adminClient(cluster), captureLog(), { runId });
     const twinLog = captureLog();
     const twin = newRun(adminClient(cluster, "twin"), twinLog, { runId });
+    const seq = cluster.log.entries.length;
     try {
       const result = await driveRun(first);
       const before = runObjects(cluster, NS, runId);
@@ -48,7 +49,9 @@ test(
 
       const receipt = await twin.cleanup();
       expect(receipt.filter((r) => r.outcome === "deleted")).toEqual([]);
-      const twinDeletes = cluster.log.byUser("twin").filter((r) => r.method === "DELETE");
+      const twinDeletes = cluster.log.entries
+        .slice(seq)
+        .filter((r) => r.user === "twin" && r.method === "DELETE");
       expect(twinDeletes).toEqual([]);
       expect(runObjects(cluster, NS, runId)).toEqual(before);
 
@@ -58,6 +61,32 @@ test(
       const receipt = await first.cleanup();
       expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
     }
+    await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+  },
+  TEST_TIMEOUT_MS,
+);
+
+test(
+  "two invocations racing with one run ID: exactly one owns the run; the loser fails and deletes nothing",
+  async () => {
+    const runId = testRunId("f");
+    const one = newRun(adminClient(cluster), captureLog(), { runId });
+    const two = newRun(adminClient(cluster, "twin"), captureLog(), { runId });
+    const seq = cluster.log.entries.length;
+    const settled = await Promise.allSettled([one.deploy(), two.deploy()]);
+    expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
+    const [winner, loser] = settled[0]!.status === "fulfilled" ? [one, two] : [two, one];
+    const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected")!.reason;
+    expect(failure).toMatchObject({ code: "INTERNAL" });
+    const before = runObjects(cluster, NS, runId);
+    expect(await loser.cleanup()).toEqual([]);
+    const loserUser = loser === two ? "twin" : "admin";
+    expect(
+      cluster.log.entries.slice(seq).filter((e) => e.user === loserUser && e.method === "DELETE"),
+    ).toEqual([]);
+    expect(runObjects(cluster, NS, runId)).toEqual(before);
+    await winner.waitForCompletion(TEST_TIMEOUT_MS);
+    await winner.cleanup();
     await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
   },
   TEST_TIMEOUT_MS,
