@@ -1,5 +1,6 @@
 import { writeFileAtomic } from "../core/files.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { isTransient } from "../kube/errors.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "./cm-uri.ts";
 import { buildSnapshotConfigMap } from "./configmap.ts";
 import type { SnapshotFormat } from "./serialize.ts";
@@ -41,5 +42,18 @@ export async function deliverSnapshot(dest: Destination, options: DeliverOptions
   if (dest.kind === "file") return writeFileAtomic(dest.path, options.content, { flag: "--output" });
   if (!options.client) throw new Error("a ConfigMap destination needs a cluster client");
   const cm = buildSnapshotConfigMap(dest.ref, options);
-  await options.client.apply(cm, { fieldManager: "aicr", force: true });
+  const client = options.client;
+  // Server-side apply is idempotent, so a dropped connection or a throttled answer is simply retried.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await client.apply(cm, { fieldManager: "aicr", force: true });
+      return;
+    } catch (err) {
+      if (!isTransient(err) || attempt >= APPLY_ATTEMPTS) throw err;
+      await Bun.sleep(Math.min(APPLY_BACKOFF_MS * 2 ** (attempt - 1), 4000));
+    }
+  }
 }
+
+const APPLY_ATTEMPTS = 4;
+const APPLY_BACKOFF_MS = 250;

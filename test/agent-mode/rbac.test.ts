@@ -105,3 +105,27 @@ test("without configmaps create the agent fails, and its log names the missing p
     await run.cleanup();
   }
 });
+
+test("the agent retries its ConfigMap apply when the first response is lost, and the run succeeds", async () => {
+  await grant("retry-apply", NAMESPACED_RULES.map(toPolicyRule));
+  const fault = cluster.faults.add({
+    method: "PATCH",
+    path: `/api/v1/namespaces/${NS}/configmaps/*`,
+    dropAfterCommit: true,
+    nth: 1,
+    count: 1,
+  });
+  const { run, outcome } = await runAs("retry-apply");
+  try {
+    expect(fault.fired).toBe(1);
+    expect(outcome.succeeded).toBe(true);
+    const patches = cluster.log
+      .byUser(`system:serviceaccount:${NS}:retry-apply`)
+      .filter((e) => e.method === "PATCH");
+    expect(patches.length).toBe(2);
+    expect(parseSnapshot(await run.readResult(), "result").kind).toBe("Snapshot");
+  } finally {
+    fault.remove();
+    await run.cleanup();
+  }
+});

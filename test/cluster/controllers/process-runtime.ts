@@ -41,8 +41,8 @@ async function pump(
 }
 
 // Simplification: no cgroup, so the container's end is its main process's exit; output still
-// buffered in the pipes is read for a short while after that.
-const DRAIN_AFTER_EXIT_MS = 200;
+// buffered in the pipes is read until EOF, or for up to 2 s after that if a grandchild holds the pipe.
+const DRAIN_AFTER_EXIT_MS = 2000;
 
 /** argv as the kubelet builds it: command (or the image entrypoint) then args, with $(VAR) expanded. */
 export function processArgv(
