@@ -17,6 +17,10 @@ export const COMMANDS: Record<string, { description: string; load: Loader }> = {
       "Write the RBAC manifests that let an existing ServiceAccount run the agent (applies nothing)",
     load: () => import("./commands/render-rbac.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
   },
+  validate: {
+    description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
+    load: () => import("./commands/validate.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+  },
   "cleanup-legacy": {
     description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
     load: () =>

@@ -1,4 +1,4 @@
-import { AicrError, exitCodeOf, formatError, isAicrError } from "./core/errors.ts";
+import { AicrError, ExitStatus, exitCodeOf, formatError, isAicrError } from "./core/errors.ts";
 import { createLogger } from "./core/log.ts";
 import { forcedExitReports } from "./core/shutdown.ts";
 
@@ -29,6 +29,15 @@ try {
 } catch (err) {
   const json = argv.includes("--log-json") || process.env.AICR_AGENT_MODE === "true";
   const log = createLogger({ json, debug: argv.includes("--debug") });
+  if (err instanceof ExitStatus) {
+    log.info(err.message);
+    process.exitCode = err.status;
+  } else {
+    report(log, err, json);
+  }
+}
+
+function report(log: ReturnType<typeof createLogger>, err: unknown, json: boolean): void {
   const cancelled = controller.signal.aborted && !isAicrError(err);
   const shown = cancelled ? controller.signal.reason : err;
   // Text mode: the message already quotes the values; JSON mode also carries the structured fields.

@@ -24,12 +24,16 @@ export function runPodSelector(runId: string): string {
   return `${LABEL.name}=${LABEL_VALUE.app},${LABEL.runId}=${runId}`;
 }
 
-/** True when `labels` carry every one of this invocation's five labels, with non-empty IDs. */
+/**
+ * Proof of authorship: the app, managed-by, run-ID and invocation-ID labels of this invocation, with
+ * non-empty IDs. The component label is left out on purpose: it says which kind of run object it is
+ * (snapshot-agent, validation), not who made it.
+ */
 export function carriesInvocationLabels(
   labels: Record<string, string> | undefined,
   id: RunIdentity,
 ): boolean {
   if (!labels || id.runId === "" || id.invocationId === "") return false;
   const want = runLabels(id);
-  return Object.entries(want).every(([k, v]) => labels[k] === v);
+  return [LABEL.name, LABEL.managedBy, LABEL.runId, LABEL.invocationId].every((k) => labels[k] === want[k]);
 }

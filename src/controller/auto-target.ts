@@ -5,12 +5,20 @@ import type { Snapshot } from "../snapshot/schema.ts";
 export const GPU_NODE_LABEL = "nvidia.com/gpu.present";
 const LOOKUP_MS = 5000;
 
+/** The look-up alone, so it can go out alongside the permission gate; its outcome is read later. */
+export function startGpuNodeLookup(client: KubeClient): Promise<{ items: unknown[] }> {
+  const lookup = client.list("v1", "Node", { labelSelector: `${GPU_NODE_LABEL}=true`, limit: 1 });
+  lookup.catch(() => {});
+  return lookup;
+}
+
 /** A selector for GPU nodes when the cluster has any; fail-open: a slow or refused look-up only warns. */
 export async function gpuNodeSelector(
   client: KubeClient,
   log: Logger,
+  started?: Promise<{ items: unknown[] }>,
 ): Promise<Record<string, string> | undefined> {
-  const lookup = client.list("v1", "Node", { labelSelector: `${GPU_NODE_LABEL}=true`, limit: 1 });
+  const lookup = started ?? startGpuNodeLookup(client);
   const timeout = new Promise<"timeout">((resolve) => setTimeout(resolve, LOOKUP_MS, "timeout").unref());
   try {
     const found = await Promise.race([lookup, timeout]);

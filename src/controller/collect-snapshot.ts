@@ -8,7 +8,8 @@ import { onForcedExit } from "../core/shutdown.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
 import { agentLogRelay } from "./agent-log.ts";
-import { gpuNodeSelector } from "./auto-target.ts";
+import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
+import { noCreatesAfter, unlessAborted } from "./cancel.ts";
 import type { SnapshotRunOptions } from "./options.ts";
 import { checkPermissions } from "./permissions.ts";
 import { createProgress } from "./progress.ts";
@@ -60,6 +61,42 @@ function dryRunPod(run: AgentRun, config: AgentRunConfig, mode: ServiceAccountMo
 }
 
 /**
+ * The run's anchor and Job names must be free: a reused --run-id whose objects still stand is refused
+ * here, before anything is created, instead of half-way through the creates. Read-only, and sent with
+ * the gate (it also teaches the client the RBAC and batch paths, so the creates need no discovery).
+ */
+async function namesAreFree(
+  client: KubeClient,
+  run: AgentRun,
+  namespace: string,
+  runId: string,
+): Promise<void> {
+  const refs = [
+    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: run.plan.names.clusterRole },
+    { apiVersion: "batch/v1", kind: "Job", name: run.plan.names.job, namespace },
+  ];
+  const found = await Promise.all(
+    refs.map((ref) =>
+      client.get(ref).then(
+        (obj) => ({ ref, uid: obj.metadata?.uid }),
+        () => undefined, // 404 is the expected answer; a refusal is the gate's to report
+      ),
+    ),
+  );
+  const taken = found.filter((f) => f !== undefined);
+  if (taken.length === 0) return;
+  throw new AicrError(
+    "CONFLICT",
+    `run ID ${runId} is already in use: ${taken.map((t) => `${t.ref.kind} ${t.ref.name} (uid ${t.uid})`).join(", ")} exists`,
+    {
+      remedy:
+        "omit --run-id / AICR_RUN_ID so this run gets a fresh one, or remove the earlier run's objects (aicr cleans up its own unless --no-cleanup was given)",
+      context: { field: "--run-id" },
+    },
+  );
+}
+
+/**
  * Takes one node's snapshot through a run-isolated agent Job. Safe to call concurrently: each call
  * has its own run ID, invocation ID, objects, permissions, logs, result and cleanup.
  */
@@ -70,26 +107,37 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   planAgentRun(config); // names are validated before the first request
   const fail = new AbortController();
   const signal = AbortSignal.any([o.signal, fail.signal]);
-  let run = new AgentRun(o.client, config, { log: o.log, signal });
+  const writer = noCreatesAfter(o.client, signal);
+  let run = new AgentRun(writer, config, { log: o.log, signal });
 
-  const gate = await checkPermissions(
-    o.client,
-    {
-      namespace: o.namespace,
-      outputNamespace: run.plan.output.namespace,
-      ownsOutput: run.plan.ownsOutput,
-      discoverNetwork: o.discoverNetwork,
-      resolveMode: () =>
-        resolveServiceAccountMode(o.client, { namespace: o.namespace, name: o.serviceAccountName }),
-      dryRunPod: (mode) => dryRunPod(run, config, mode),
-    },
-    o.log,
+  // Read-only and fail-open: it goes out with the gate's questions instead of after them.
+  const gpuLookup = o.autoTarget ? startGpuNodeLookup(o.client) : undefined;
+  const free = namesAreFree(o.client, run, o.namespace, identity.runId);
+  free.catch(() => {});
+  const gate = await unlessAborted(
+    checkPermissions(
+      o.client,
+      {
+        namespace: o.namespace,
+        outputNamespace: run.plan.output.namespace,
+        ownsOutput: run.plan.ownsOutput,
+        discoverNetwork: o.discoverNetwork,
+        resolveMode: () =>
+          resolveServiceAccountMode(o.client, { namespace: o.namespace, name: o.serviceAccountName }),
+        dryRunPod: (mode) => dryRunPod(run, config, mode),
+        knownMode: o.serviceAccountName ? undefined : { mode: "prefix", prefix: undefined },
+        signal,
+      },
+      o.log,
+    ),
+    signal,
   );
+  await unlessAborted(free, signal);
   progress.phase("permissions checked", { mode: gate.mode.mode });
   let nodeSelector = o.nodeSelector;
   if (o.autoTarget) {
-    nodeSelector = await gpuNodeSelector(o.client, o.log);
-    if (nodeSelector) run = new AgentRun(o.client, { ...config, nodeSelector }, { log: o.log, signal });
+    nodeSelector = await unlessAborted(gpuNodeSelector(o.client, o.log, gpuLookup), signal);
+    if (nodeSelector) run = new AgentRun(writer, { ...config, nodeSelector }, { log: o.log, signal });
   }
   const unregister = onForcedExit(() => leftoverReport(run, o.namespace));
   let sentinel: { stop: () => void } | undefined;
@@ -114,33 +162,42 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
       log: o.log,
       onFailure: (err) => fail.abort(err),
     });
-    const pod = await run.waitForPod(Math.max(1, deadline - Date.now()));
+    // Every wait ends at once on SIGINT or a fail-fast cause, even with its request still in flight.
+    const pod = await unlessAborted(run.waitForPod(Math.max(1, deadline - Date.now())), signal);
     progress.phase(
       `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
     );
-    await run.streamLogs(pod, relay.out);
-    const outcome = await run.waitForCompletion(Math.max(1, deadline - Date.now()));
+    await unlessAborted(run.streamLogs(pod, relay.out), signal);
+    const outcome = await unlessAborted(run.waitForCompletion(Math.max(1, deadline - Date.now())), signal);
     if (!outcome.succeeded) throw await agentFailure(run, outcome, relay.lastLines());
-    const content = await run.readResult();
+    const content = await unlessAborted(run.readResult(), signal);
     progress.phase("result read");
     return { runId: identity.runId, content, receipt, kept };
   } finally {
     sentinel?.stop();
-    unregister();
-    if (o.cleanup) {
-      receipt.push(...(await withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS)));
-      const bad = receipt.filter((r) => r.outcome === "failed" || r.outcome === "left-behind");
-      if (bad.length > 0)
-        o.log.warn(`cleanup could not remove ${bad.length} object(s)`, {
-          objects: bad.map((r) => `${r.kind}/${r.name}`).join(","),
-        });
-      progress.phase("cleaned up", { deleted: receipt.filter((r) => r.outcome === "deleted").length });
-    } else {
-      for (const e of run.created.list())
-        o.log.info(`kept (--no-cleanup): ${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`, {
-          uid: e.uid,
-        });
+    // Still registered while cleanup runs: a second Ctrl-C during cleanup must still say what may be left.
+    try {
+      if (o.cleanup) {
+        receipt.push(...(await withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS)));
+        const bad = receipt.filter((r) => r.outcome === "failed" || r.outcome === "left-behind");
+        if (bad.length > 0)
+          o.log.warn(`cleanup could not remove ${bad.length} object(s)`, {
+            objects: bad.map((r) => `${r.kind}/${r.name}`).join(","),
+          });
+        progress.phase("cleaned up", { deleted: receipt.filter((r) => r.outcome === "deleted").length });
+      } else {
+        for (const e of run.created.list()) {
+          kept.push({ kind: e.kind, namespace: e.namespace, name: e.name, uid: e.uid });
+          o.log.info(`kept (--no-cleanup): ${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`, {
+            uid: e.uid,
+          });
+        }
+      }
+    } finally {
+      unregister();
     }
+    // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
+    o.signal.throwIfAborted();
   }
 }
 

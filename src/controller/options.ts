@@ -1,5 +1,6 @@
 import type { Toleration } from "../agent/job-spec.ts";
 import { AicrError } from "../core/errors.ts";
+import { dns1123LabelProblems } from "../core/names.ts";
 import { VERSION } from "../core/version.ts";
 import { type Destination, parseDestination } from "../snapshot/deliver.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat } from "../snapshot/serialize.ts";
@@ -71,6 +72,9 @@ export function resolveSnapshotOptions(
   f: SnapshotFlags,
   env: Readonly<Record<string, string | undefined>>,
 ): SnapshotRunOptions {
+  const nsProblems = dns1123LabelProblems(f.namespace);
+  if (nsProblems.length > 0)
+    throw badFlag("--namespace", f.namespace, `a namespace name (DNS-1123 label: ${nsProblems.join("; ")})`);
   const destination = parseDestination(f.output);
   if (destination.kind === "configmap" && destination.ref.namespace !== f.namespace) {
     throw new AicrError(

@@ -107,7 +107,8 @@ export function startSentinel(
     apiVersion: "v1",
     kind: "Event",
     plural: "events",
-    list: { namespace: o.namespace },
+    // Only this Job's events: a namespace-wide watch per run would grow as runs² with concurrent runs.
+    list: { namespace: o.namespace, fieldSelector: `involvedObject.uid=${o.jobUid}` },
     check: (event) => jobEventFailure(event, o.jobUid),
   });
   for (const watch of [pods, events]) {

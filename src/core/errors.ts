@@ -50,8 +50,23 @@ export function isAicrError(err: unknown): err is AicrError {
   return err instanceof AicrError;
 }
 
+/**
+ * Not a failure of aicr but an outcome with its own exit status, such as a validator reporting
+ * "failed" (1) or "skipped" (2) to the Job that runs it. main logs the message as information.
+ */
+export class ExitStatus extends Error {
+  override readonly name = "ExitStatus";
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** The exit status main uses for any thrown value. */
 export function exitCodeOf(err: unknown): number {
+  if (err instanceof ExitStatus) return err.status;
   return isAicrError(err) ? err.exitCode : UNSTRUCTURED_EXIT;
 }
 

@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { AicrError, EXIT_CODES, exitCodeOf, formatError } from "../../src/core/errors.ts";
+import { AicrError, EXIT_CODES, ExitStatus, exitCodeOf, formatError } from "../../src/core/errors.ts";
 
 test("every code maps to the contract's exit status", () => {
   expect(EXIT_CODES).toEqual({
@@ -33,4 +33,9 @@ test("the text form is [CODE] message: cause, then the remedy", () => {
     '[NOT_FOUND] RuntimeClass "nvidia" not found: 404\n  remedy: omit --runtime-class',
   );
   expect(formatError(new TypeError("bad"))).toBe("TypeError: bad");
+});
+
+test("an ExitStatus outcome keeps its own status (a validator's 1 failed / 2 skipped)", () => {
+  expect(exitCodeOf(new ExitStatus(1, "check failed"))).toBe(1);
+  expect(exitCodeOf(new ExitStatus(2, "check skipped"))).toBe(2);
 });

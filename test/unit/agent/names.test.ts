@@ -85,6 +85,10 @@ describe("run labels", () => {
   test("authorship needs all five labels of this invocation and non-empty IDs", () => {
     expect(carriesInvocationLabels(runLabels(id), id)).toBe(true);
     expect(carriesInvocationLabels({ ...runLabels(id), "aicr.run/invocation-id": "other" }, id)).toBe(false);
+    // A validation object of this invocation is as much its own as an agent object.
+    expect(
+      carriesInvocationLabels({ ...runLabels(id), "app.kubernetes.io/component": "validation" }, id),
+    ).toBe(true);
     expect(carriesInvocationLabels({ ...runLabels(id), "app.kubernetes.io/managed-by": "helm" }, id)).toBe(
       false,
     );

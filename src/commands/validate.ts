@@ -1,0 +1,131 @@
+import { repeatedFlag } from "../core/argv.ts";
+import { runValidate } from "../validate/flow.ts";
+import { resolveValidateOptions } from "../validate/options.ts";
+import { finishVerdict, runValidatorCheck } from "../validate/validator/run.ts";
+import { defineAicrCommand } from "./_define.ts";
+
+const writeStdout = (text: string): void => void process.stdout.write(text);
+
+/** citty reads `--no-x` as x=false, not as the flag "no-x" being true: accept both spellings. */
+const negated = (args: Record<string, unknown>, name: string): boolean =>
+  args[`no-${name}`] === true || args[name] === false;
+
+/**
+ * aicr validate — check a cluster against a recipe: readiness of the snapshot, then the recipe's
+ * checks as run-isolated validation Jobs. `--validator <check>` is the validator mode those Jobs run.
+ */
+export default defineAicrCommand({
+  name: "validate",
+  description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
+  transport: (args) => (args.validator ? "in-cluster" : "controller"),
+  args: {
+    recipe: {
+      type: "string",
+      alias: "r",
+      description: "Recipe: a file or cm://<namespace>/<name>",
+      valueHint: "src",
+    },
+    snapshot: {
+      type: "string",
+      alias: "s",
+      description: "Snapshot: a file or cm://<namespace>/<name> (default: capture one live with the agent)",
+      valueHint: "src",
+    },
+    phase: {
+      type: "string",
+      description: "deployment, performance, conformance or all (repeatable; default all)",
+      valueHint: "phase",
+    },
+    "skip-check": {
+      type: "string",
+      description: "Withhold a declared check; reported skipped (repeatable)",
+      valueHint: "check",
+    },
+    "fail-on-error": {
+      type: "boolean",
+      default: true,
+      description: "Exit 8 when a check fails",
+    },
+    "fail-fast": { type: "boolean", description: "Stop after the first phase with a failing check" },
+    "no-cluster": { type: "boolean", description: "Readiness only, from --snapshot; nothing is deployed" },
+    "allow-missing": {
+      type: "boolean",
+      description: "A constraint whose reading the snapshot lacks does not fail",
+    },
+    output: {
+      type: "string",
+      alias: "o",
+      description: "Report destination: stdout (default) or a file",
+      valueHint: "dest",
+    },
+    format: {
+      type: "string",
+      alias: "t",
+      description: "Report format: table (default on a terminal) or json (CTRF)",
+      valueHint: "table|json",
+    },
+    junit: { type: "string", description: "Also write a JUnit XML report to this file", valueHint: "file" },
+    image: {
+      type: "string",
+      description:
+        "Image of the capture agent and the validators (default $AICR_VALIDATOR_IMAGE, $AICR_IMAGE)",
+      valueHint: "ref",
+    },
+    timeout: {
+      type: "string",
+      description: "Longest wait for the capture and each check (default 5m)",
+      valueHint: "duration",
+    },
+    "no-cleanup": {
+      type: "boolean",
+      description: "Keep the run's Jobs, RBAC and data ConfigMaps (they are listed)",
+    },
+    validator: {
+      type: "string",
+      description: "Internal: run one built-in validator (inside its Job's pod)",
+      valueHint: "check",
+    },
+  },
+  async run(ctx, args, { rawArgs }) {
+    if (args.validator) {
+      const client = await ctx.transport.connect();
+      if (!client) throw new Error("the in-cluster transport always yields a client");
+      return finishVerdict(await runValidatorCheck(args.validator, client, ctx.env), writeStdout);
+    }
+    const options = resolveValidateOptions(
+      {
+        recipe: args.recipe,
+        snapshot: args.snapshot,
+        namespace: args.namespace,
+        phases: repeatedFlag(rawArgs, ["--phase"]),
+        skipChecks: repeatedFlag(rawArgs, ["--skip-check"]),
+        failOnError: args["fail-on-error"],
+        failFast: args["fail-fast"],
+        noCluster: negated(args, "cluster"),
+        allowMissing: args["allow-missing"],
+        output: args.output,
+        format: args.format,
+        junit: args.junit,
+        image: args.image,
+        timeout: args.timeout,
+        noCleanup: negated(args, "cleanup"),
+      },
+      ctx.env,
+      Boolean(process.stdout.isTTY),
+    );
+    await runValidate(options, {
+      log: ctx.log,
+      signal: ctx.signal,
+      runId: ctx.runId,
+      version: ctx.version,
+      env: ctx.env,
+      connect: async () => {
+        const client = await ctx.transport.connect();
+        if (!client) throw new Error("the controller transport always yields a client");
+        return client;
+      },
+      writeStdout,
+      now: () => Date.now(),
+    });
+  },
+});

@@ -1,0 +1,110 @@
+import { AicrError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
+import { captureSnapshot } from "./capture.ts";
+import { type PlannedCheck, planChecks } from "./catalog.ts";
+import { loadSource } from "./inputs.ts";
+import type { ValidateOptions } from "./options.ts";
+import { type ConstraintResult, evaluateReadiness, readinessError } from "./readiness.ts";
+import { parseRecipe, type Recipe } from "./recipe.ts";
+import type { CheckResult } from "./report.ts";
+import { writeReports } from "./write-reports.ts";
+
+export interface FlowIo {
+  log: Logger;
+  signal: AbortSignal;
+  /** This invocation's one run ID: the capture and every validator object carry it. */
+  runId: string;
+  version: string;
+  env: Readonly<Record<string, string | undefined>>;
+  connect: () => Promise<KubeClient>;
+  writeStdout: (text: string) => void;
+  now: () => number;
+}
+
+export interface Inputs {
+  recipe: Recipe;
+  recipeText: string;
+  snapshot: Snapshot;
+  snapshotText: string;
+  checks: PlannedCheck[];
+}
+
+/** The readiness results as report rows (suite `readiness`). */
+function readinessRows(results: readonly ConstraintResult[], allowMissing: boolean): CheckResult[] {
+  return results.map((r) => ({
+    suite: "readiness",
+    name: r.name,
+    status: r.status === "passed" ? "passed" : r.status === "missing" && allowMissing ? "skipped" : "failed",
+    durationMs: 0,
+    message:
+      r.status === "missing"
+        ? `no such reading in the snapshot (expected ${r.expected})`
+        : `expected ${r.expected}, actual ${r.actual}`,
+    stdout: [],
+  }));
+}
+
+/**
+ * aicr validate: recipe → declared checks → snapshot (file, cm:// or live capture) → readiness →
+ * validation Jobs (unless --no-cluster) → reports → exit status by the results.
+ */
+export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void> {
+  const start = io.now();
+  const recipeSrc = await loadSource(o.recipe, "recipe", io.connect);
+  const recipe = parseRecipe(recipeSrc.text, recipeSrc.name);
+  const checks = planChecks(recipe, { phases: o.phases, skip: o.skipChecks });
+  let snapshotText: string;
+  let snapshotName: string;
+  if (o.snapshot) {
+    const src = await loadSource(o.snapshot, "snapshot", io.connect);
+    snapshotText = src.text;
+    snapshotName = src.name;
+  } else {
+    const client = await io.connect();
+    snapshotText = await captureSnapshot(o, { ...io, client });
+    snapshotName = "the live capture";
+  }
+  const snapshot = parseSnapshot(snapshotText, snapshotName);
+  const readiness = evaluateReadiness(recipe.spec.constraints, snapshot);
+  const blocked = readinessError(readiness, o.allowMissing);
+  if (blocked) throw blocked;
+  io.log.info(`readiness: ${readiness.length} constraint(s) evaluated against ${snapshotName}`, {
+    missing: readiness.filter((r) => r.status === "missing").length,
+  });
+  const rows = readinessRows(readiness, o.allowMissing);
+  let checkRows: CheckResult[];
+  if (o.noCluster || checks.every((c) => c.skipped)) {
+    // Nothing to deploy: every check is reported, none is run.
+    checkRows = checks.map((c) => ({
+      suite: c.phase,
+      name: c.name,
+      status: "skipped",
+      durationMs: 0,
+      message: c.skipped ? "withheld by --skip-check" : "not run: --no-cluster",
+      stdout: [],
+    }));
+  } else {
+    const { runValidationJobs } = await import("./jobs/run-checks.ts");
+    checkRows = await runValidationJobs(
+      { recipe, recipeText: recipeSrc.text, snapshot, snapshotText, checks },
+      o,
+      { ...io, client: await io.connect() },
+    );
+  }
+  const results = [...rows, ...checkRows];
+  await writeReports(results, o, { ...io, start, stop: io.now() });
+  const failing = checkRows.filter((r) => r.status === "failed" || r.status === "other");
+  if (failing.length > 0 && o.failOnError) {
+    throw new AicrError(
+      failing.some((r) => r.timedOut) ? "TIMEOUT" : "INTERNAL",
+      `${failing.length} check(s) did not pass: ${failing.map((r) => `${r.suite}/${r.name} ${r.status}${r.message ? ` (${r.message.split("\n")[0]})` : ""}`).join("; ")}`,
+      {
+        remedy:
+          "read each check's message and output in the report (a timeout: raise --timeout); --no-fail-on-error reports without failing",
+        context: { failed: failing.map((r) => r.name) },
+      },
+    );
+  }
+}

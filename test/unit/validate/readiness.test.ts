@@ -1,0 +1,72 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseSnapshot } from "../../../src/snapshot/schema.ts";
+import { evaluateReadiness, readinessError } from "../../../src/validate/readiness.ts";
+import { knownPaths, lookupReading, nearestPath, splitPath } from "../../../src/validate/readings.ts";
+
+const snapshot = parseSnapshot(
+  readFileSync(join(import.meta.dir, "../../validate/fixtures/snapshot-h100.yaml"), "utf8"),
+  "fixture",
+);
+
+describe("readings", () => {
+  test("a name splits on its first two dots only", () => {
+    expect(splitPath("OS.sysctl./proc/sys/kernel/osrelease")).toEqual({
+      type: "OS",
+      subtype: "sysctl",
+      key: "/proc/sys/kernel/osrelease",
+    });
+    expect(splitPath("K8s.helm.gpu-operator.version")?.key).toBe("gpu-operator.version");
+    expect(splitPath("K8s.server")).toBeUndefined();
+  });
+
+  test("lookup renders the reading as text; absent → undefined", () => {
+    expect(lookupReading(snapshot, "GPU.hardware.gpu-count")).toBe("8");
+    expect(lookupReading(snapshot, "GPU.hardware.gpu-present")).toBe("true");
+    expect(lookupReading(snapshot, "OS.release.NAME")).toBeUndefined();
+    expect(lookupReading(snapshot, "SystemD.x.y")).toBeUndefined();
+  });
+
+  test("a typo gets the nearest known path; nonsense gets none", () => {
+    const paths = knownPaths(snapshot);
+    expect(nearestPath("K8s.server.versoin", paths)).toBe("K8s.server.version");
+    expect(nearestPath("os.release.id", paths)).toBe("OS.release.ID");
+    expect(nearestPath("NodeTopology.summary.node-count", paths)).toBeUndefined();
+  });
+});
+
+describe("evaluateReadiness", () => {
+  const constraints = [
+    { name: "K8s.server.version", value: ">= 1.32.4" },
+    { name: "OS.release.ID", value: "ubuntu" },
+    { name: "OS.release.VERSION_ID", value: "22.04" },
+    { name: "K8s.server.versoin", value: ">= 1.30" },
+  ];
+
+  test("passed, failed with expected vs actual, and missing with a suggestion", () => {
+    expect(evaluateReadiness(constraints, snapshot)).toEqual([
+      { name: "K8s.server.version", expected: ">= 1.32.4", actual: "v1.33.4-eks-3025e55", status: "passed" },
+      { name: "OS.release.ID", expected: "ubuntu", actual: "ubuntu", status: "passed" },
+      { name: "OS.release.VERSION_ID", expected: "22.04", actual: "24.04", status: "failed" },
+      {
+        name: "K8s.server.versoin",
+        expected: ">= 1.30",
+        status: "missing",
+        suggestion: "K8s.server.version",
+      },
+    ]);
+  });
+
+  test("the error lists every blocking constraint; --allow-missing lets absent readings pass", () => {
+    const results = evaluateReadiness(constraints, snapshot);
+    const err = readinessError(results, false);
+    expect(err?.exitCode).toBe(2);
+    expect(err?.message).toContain('OS.release.VERSION_ID: expected 22.04 (exact match), actual "24.04"');
+    expect(err?.message).toContain("did you mean K8s.server.version?");
+    const allowed = readinessError(results, true);
+    expect(allowed?.message).not.toContain("versoin");
+    expect(readinessError(results.slice(0, 2), false)).toBeUndefined();
+    expect(readinessError(results.slice(3), true)).toBeUndefined();
+  });
+});

@@ -1,0 +1,91 @@
+import { describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import {
+  buildCtrf,
+  buildJunit,
+  buildTable,
+  type CheckResult,
+  statusOfExitCode,
+} from "../../../src/validate/report.ts";
+
+const GOLDEN = join(import.meta.dir, "../../fixtures/golden/validate");
+
+/** One of each status, plus text that needs XML escaping. */
+const RESULTS: CheckResult[] = [
+  {
+    suite: "readiness",
+    name: "K8s.server.version",
+    status: "passed",
+    durationMs: 0,
+    message: "expected >= 1.30, actual v1.33.4",
+    stdout: [],
+  },
+  {
+    suite: "deployment",
+    name: "operator-health",
+    status: "passed",
+    durationMs: 1250,
+    message: "ClusterPolicy ready; 7 operand pod(s) Running",
+    stdout: [
+      "ClusterPolicy cluster-policy: state ready",
+      "passed: ClusterPolicy ready; 7 operand pod(s) Running",
+    ],
+  },
+  {
+    suite: "deployment",
+    name: "expected-resources",
+    status: "failed",
+    durationMs: 980,
+    message: 'GPU node(s) advertise no allocatable nvidia.com/gpu: gpu-node-2 <"0" & none>',
+    stdout: ["node gpu-node-2: allocatable nvidia.com/gpu=0"],
+  },
+  {
+    suite: "deployment",
+    name: "gpu-operator-version",
+    status: "skipped",
+    durationMs: 0,
+    message: "withheld by --skip-check",
+    stdout: [],
+  },
+  {
+    suite: "deployment",
+    name: "check-timeout",
+    status: "other",
+    durationMs: 300000,
+    message: "timed out",
+    stdout: [],
+  },
+];
+const INPUT = { version: "0.1.0", start: 1_795_950_000_000, stop: 1_795_950_302_230, results: RESULTS };
+
+function golden(file: string, actual: string): void {
+  const path = join(GOLDEN, file);
+  if (process.env.UPDATE_GOLDEN === "1") writeFileSync(path, actual);
+  expect(actual).toBe(readFileSync(path, "utf8"));
+}
+
+describe("reports", () => {
+  test("CTRF JSON matches the golden file", () => {
+    golden("report.ctrf.json", `${JSON.stringify(buildCtrf(INPUT), null, 2)}\n`);
+  });
+
+  test("JUnit XML matches the golden file", () => {
+    golden("report.junit.xml", buildJunit(INPUT));
+  });
+
+  test("the table has one row per check and a summary", () => {
+    golden("report.table.txt", buildTable(RESULTS));
+  });
+
+  test("exit code → status: 0 passed, 1 failed, 2 skipped, else other", () => {
+    expect([0, 1, 2, 3, 137, undefined].map(statusOfExitCode)).toEqual([
+      "passed",
+      "failed",
+      "skipped",
+      "other",
+      "other",
+      "other",
+    ]);
+  });
+});

@@ -1,0 +1,116 @@
+/** A fake cluster for validate: GPU nodes, the GPU Operator fixture, and pods that run dist/aicr. */
+import { join } from "node:path";
+import { processRuntime } from "../cluster/controllers/process-runtime.ts";
+import { type Cluster, startCluster } from "../cluster/server.ts";
+import { type KObject, resource } from "../cluster/store.ts";
+import { AICR, aicr, baseEnv, ensureBuilt, type Result, ROOT } from "../e2e/_aicr.ts";
+import {
+  type GpuOperatorOptions,
+  gpuClusterNodes,
+  installGpuOperator,
+  operandRuntime,
+} from "./gpu-operator-fixture.ts";
+
+export const IMAGE = "ghcr.io/nvidia/aicr:validate-test";
+export const NS = "aicr-validation";
+export const SAMPLE_RECIPE = join(ROOT, "examples/recipe.yaml");
+export const SNAPSHOT = join(ROOT, "test/validate/fixtures/snapshot-h100.yaml");
+/** A bound on a stuck test only; every wait ends on a condition long before. */
+export const LONG = 180_000;
+
+export async function validationCluster(
+  options: GpuOperatorOptions & { nodes?: { resource: string; object: KObject }[]; operator?: boolean } = {},
+): Promise<Cluster> {
+  await ensureBuilt();
+  const cluster = await startCluster({
+    objects: options.nodes ?? gpuClusterNodes(),
+    controllers: {
+      runtimeFactory: (api: { kubeconfigForServiceAccount(ns: string, name: string): Promise<string> }) =>
+        processRuntime({
+          images: { [IMAGE]: AICR },
+          kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
+          baseEnv: {
+            PATH: `${join(ROOT, "test/fixtures/bin/h100")}:${process.env.PATH}`,
+            AICR_HOST_ROOT: join(ROOT, "test/fixtures/hosts/h100-node"),
+            NO_COLOR: "1",
+          },
+          fallback: operandRuntime,
+        }),
+    },
+  });
+  if (options.operator !== false) await installGpuOperator(cluster, options);
+  return cluster;
+}
+
+let counter = 0;
+/** Distinct run IDs in the real format. */
+export function runId(tag: string): string {
+  counter++;
+  const hex = `${tag}${counter.toString(16)}`
+    .replace(/[^0-9a-f]/g, "0")
+    .padEnd(16, "0")
+    .slice(0, 16);
+  return `20261129-130000-${hex}`;
+}
+
+/** The compiled binary against the cluster as admin: `aicr validate <args> -k … -n … --image …`. */
+export function validate(
+  cluster: Cluster,
+  args: string[],
+  extra: { namespace?: string } = {},
+): Promise<Result> {
+  const kubeconfig = cluster.kubeconfigFor("admin");
+  return aicr(["validate", ...args, "-k", kubeconfig, "-n", extra.namespace ?? NS, "--image", IMAGE], {
+    env: baseEnv(),
+  });
+}
+
+const NAMESPACED = ["serviceaccounts", "roles", "rolebindings", "jobs", "pods", "configmaps"];
+const CLUSTER = ["clusterroles", "clusterrolebindings"];
+
+/** "Kind/name" of every object carrying the run ID label (namespaced in `namespace`, and cluster-wide). */
+export function objectsOfRun(cluster: Cluster, namespace: string, id: string): string[] {
+  const labelSelector = `aicr.run/run-id=${id}`;
+  const out: string[] = [];
+  for (const p of NAMESPACED)
+    for (const o of cluster.store.list(resource(p), { namespace, labelSelector }).items)
+      out.push(`${o.kind}/${o.metadata.name}`);
+  for (const p of CLUSTER)
+    for (const o of cluster.store.list(resource(p), { labelSelector }).items)
+      out.push(`${o.kind}/${o.metadata.name}`);
+  return out.sort();
+}
+
+/** Resolves once `cond` holds, re-checked on every committed store change: no sleeping, no polling. */
+export function until(cluster: Cluster, cond: () => boolean): Promise<void> {
+  if (cond()) return Promise.resolve();
+  return new Promise((resolve) => {
+    const stop = cluster.store.subscribe(() => {
+      if (!cond()) return;
+      stop();
+      resolve();
+    });
+  });
+}
+
+/** Objects the apiserver was asked to create: kind, name and labels from each POST body. */
+export function createdObjects(
+  cluster: Cluster,
+): { kind: string; name: string; labels: Record<string, string> }[] {
+  return cluster.log.entries
+    .filter((e) => e.method === "POST" && e.status < 300 && typeof e.body === "object" && e.body !== null)
+    .map((e) => e.body as { kind?: string; metadata?: { name?: string; labels?: Record<string, string> } })
+    .filter((b) => b.kind && b.metadata?.name)
+    .map((b) => ({ kind: b.kind ?? "", name: b.metadata?.name ?? "", labels: b.metadata?.labels ?? {} }));
+}
+
+export function ctrf(result: Result): {
+  summary: Record<string, number>;
+  tests: { name: string; status: string; suite: string[]; message?: string; stdout: string[] }[];
+} {
+  try {
+    return JSON.parse(result.stdout).results;
+  } catch {
+    throw new Error(`no CTRF on stdout (exit ${result.code}):\n${result.stderr}`);
+  }
+}
