@@ -9,7 +9,7 @@ import {
   gpuClusterNodes,
   installGpuOperator,
   operandRuntime,
-} from "./gpu-operator-fixture.ts";
+} from "../cluster/gpu-operator.ts";
 
 export const IMAGE = "ghcr.io/nvidia/aicr:validate-test";
 export const NS = "aicr-validation";

@@ -13,7 +13,7 @@ import {
   until,
   validationCluster,
 } from "./_harness.ts";
-import { HANGING_TAG } from "./gpu-operator-fixture.ts";
+import { HANGING_TAG } from "../cluster/gpu-operator.ts";
 
 let cluster: Cluster;
 beforeAll(async () => {

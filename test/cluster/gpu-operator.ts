@@ -3,10 +3,10 @@
  * nvidia.com/gpu, a ClusterPolicy whose status reports ready, and operand pods in gpu-operator that
  * the fake kubelet keeps Running (see operandRuntime). The broken variant fails every built-in check.
  */
-import type { RunContext, RunResult } from "../cluster/controllers/runtime.ts";
-import { node } from "../cluster/nodes.ts";
-import type { Cluster } from "../cluster/server.ts";
-import { type KObject, resource } from "../cluster/store.ts";
+import type { RunContext, RunResult } from "./controllers/runtime.ts";
+import { node } from "./nodes.ts";
+import type { Cluster } from "./server.ts";
+import { type KObject, resource } from "./store.ts";
 
 export const GPU_OPERATOR_NS = "gpu-operator";
 export const OPERATOR_VERSION = "v25.10.1";
