@@ -144,8 +144,19 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   const relay = agentLogRelay(o.log);
   const receipt: ReceiptRow[] = [];
   const kept: CollectSnapshotResult["kept"] = [];
+  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   try {
     const deadline = Date.now() + o.timeoutMs;
+    // --timeout bounds the whole wait, the log stream included (it would follow a stuck agent forever).
+    deadlineTimer = setTimeout(
+      () =>
+        fail.abort(
+          new AicrError("TIMEOUT", `the agent did not finish within --timeout ${formatMs(o.timeoutMs)}`, {
+            remedy: "read the agent log above for where it stopped; raise --timeout if the node is just slow",
+          }),
+        ),
+      o.timeoutMs,
+    );
     await run.deploy({ mode: gate.mode });
     progress.phase("run objects created", { job: run.plan.names.job });
     sentinel = startSentinel(o.client, {
@@ -174,6 +185,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     progress.phase("result read");
     return { runId: identity.runId, content, receipt, kept };
   } finally {
+    clearTimeout(deadlineTimer);
     sentinel?.stop();
     // Still registered while cleanup runs: a second Ctrl-C during cleanup must still say what may be left.
     try {
@@ -199,6 +211,10 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
     o.signal.throwIfAborted();
   }
+}
+
+function formatMs(ms: number): string {
+  return ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
 }
 
 async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -1,0 +1,211 @@
+/**
+ * Shared by the snapshot benchmarks: a fake cluster whose agent is near-instant (a function runtime
+ * that writes the run's staging ConfigMap straight into the store, as the real agent would through the
+ * API), request timing, and spawning the compiled binary. Not a test: figures go to docs/performance.md.
+ */
+import { existsSync } from "node:fs";
+import { join } from "node:path";
+import type { RunContext } from "../../test/cluster/controllers/runtime.ts";
+import { node } from "../../test/cluster/nodes.ts";
+import type { LoggedRequest } from "../../test/cluster/request-log.ts";
+import { resource } from "../../test/cluster/resources.ts";
+import { type Cluster, startCluster } from "../../test/cluster/server.ts";
+import { AICR, ensureBuilt, ROOT } from "../../test/e2e/_aicr.ts";
+
+export { AICR, ROOT };
+export const H100_ROOT = join(ROOT, "test/fixtures/hosts/h100-node");
+export const H100_BIN = join(ROOT, "test/fixtures/bin/h100");
+/** Any image: the instant agent ignores it. */
+export const INSTANT_IMAGE = "ghcr.io/nvidia/aicr:instant";
+const TIME = "/usr/bin/time";
+const TEMPLATE_RUN_ID = "20260101-000000-0000000000000000";
+
+/** A real snapshot of the fixture host (aicr snapshot --local), used as the instant agent's output. */
+export async function snapshotTemplate(): Promise<string> {
+  await ensureBuilt();
+  const proc = Bun.spawn([AICR, "snapshot", "--local", "--run-id", TEMPLATE_RUN_ID], {
+    env: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1", HOME: "/tmp" },
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
+  if (code !== 0) throw new Error(`aicr snapshot --local failed (${code})`);
+  return out;
+}
+
+/** The agent's contract, minus the collection: write `-o cm://ns/name` with the run's ID, owned by the Job. */
+export function instantAgent(getCluster: () => Cluster, template: string) {
+  return async (ctx: RunContext): Promise<{ exitCode: number; message?: string }> => {
+    const args: string[] = (ctx.container as { args?: string[] }).args ?? [];
+    const target = args[args.indexOf("-o") + 1] ?? "";
+    const m = target.match(/^cm:\/\/([^/]+)\/(.+)$/);
+    if (!m) return { exitCode: 2, message: `no -o cm:// in ${args.join(" ")}` };
+    const [, namespace, name] = m;
+    const runId = ctx.env.AICR_RUN_ID ?? "";
+    const yaml = template
+      .replaceAll(TEMPLATE_RUN_ID, runId)
+      .replace(/source-node: .*/, `source-node: ${ctx.env.NODE_NAME}`);
+    const owned = ctx.env.AICR_OUTPUT_OWNED_BY_JOB === "true";
+    getCluster().store.create(resource("configmaps"), {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name,
+        namespace,
+        labels: { "app.kubernetes.io/name": "aicr", "aicr.run/run-id": runId },
+        ...(owned
+          ? {
+              ownerReferences: [
+                {
+                  apiVersion: "batch/v1",
+                  kind: "Job",
+                  name: ctx.env.AICR_JOB_NAME ?? "",
+                  uid: ctx.env.AICR_JOB_UID ?? "",
+                  controller: true,
+                  blockOwnerDeletion: true,
+                },
+              ],
+            }
+          : {}),
+      },
+      data: { "snapshot.yaml": yaml },
+    });
+    ctx.stdout(`${JSON.stringify({ level: "info", msg: "snapshot written", destination: target })}\n`);
+    return { exitCode: 0 };
+  };
+}
+
+export async function instantCluster(template: string, opts: { https?: boolean } = {}): Promise<Cluster> {
+  let cluster: Cluster | undefined;
+  cluster = await startCluster({
+    https: opts.https ?? false,
+    objects: [
+      { resource: "nodes", object: node("gpu-node-1", { gpus: 8 }) },
+      { resource: "nodes", object: node("cpu-node-1") },
+    ],
+    controllers: { runtime: instantAgent(() => cluster as Cluster, template) },
+  });
+  return cluster;
+}
+
+/** Completion time of every logged request (the log records a request when its answer is ready). */
+export function timeRequests(cluster: Cluster): Map<number, number> {
+  const at = new Map<number, number>();
+  const record = cluster.log.record.bind(cluster.log);
+  cluster.log.record = (e) => {
+    const entry = record(e);
+    at.set(entry.seq, performance.now());
+    return entry;
+  };
+  return at;
+}
+
+/**
+ * The longest chain of requests each of which started after the previous one was answered, given
+ * that every request took at least `latencyMs`: the sequential round trips on the critical path.
+ */
+export function criticalPath(
+  entries: LoggedRequest[],
+  at: Map<number, number>,
+  latencyMs: number,
+): LoggedRequest[] {
+  const spans = entries
+    .map((e) => ({ e, end: at.get(e.seq) ?? 0 }))
+    .map((s) => ({ ...s, start: s.end - latencyMs }))
+    .sort((a, b) => a.end - b.end);
+  // Longest chain of non-overlapping spans (all the same length): greedy by end time is optimal.
+  const chain: typeof spans = [];
+  for (const s of spans) if (chain.length === 0 || s.start >= (chain.at(-1)?.end ?? 0) - 1) chain.push(s);
+  return chain.map((s) => s.e);
+}
+
+/**
+ * dist/aicr snapshot under /usr/bin/time: its %M is the peak RSS of aicr itself. (Bun's own
+ * resourceUsage().maxRSS for a child reported this parent's figure here, so it is not used.)
+ */
+export async function runCli(
+  kubeconfig: string,
+  args: string[],
+): Promise<{ code: number; stdout: string; stderr: string; ms: number; maxRss: number }> {
+  const t0 = performance.now();
+  const timed = existsSync(TIME);
+  const proc = Bun.spawn([...(timed ? [TIME, "-f", "AICR_MAXRSS_KB=%M"] : []), AICR, "snapshot", ...args], {
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", NO_COLOR: "1", KUBECONFIG: kubeconfig },
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  const [stdout, rawErr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  const ms = performance.now() - t0;
+  const kb = Number(rawErr.match(/AICR_MAXRSS_KB=(\d+)/)?.[1] ?? 0);
+  const stderr = rawErr.replace(/AICR_MAXRSS_KB=\d+\n?/, "");
+  return { code, stdout, stderr, ms, maxRss: kb * 1024 };
+}
+
+export const median = (xs: number[]): number => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[Math.floor(s.length / 2)] ?? 0;
+};
+
+export const runIdIn = (text: string): string | undefined => text.match(/run-id: "?([0-9a-f-]+)"?/)?.[1];
+
+/** Peak RSS of this process, sampled every 20 ms while `fn` runs. */
+export async function withPeakRss<T>(fn: () => Promise<T>): Promise<{ value: T; peakRss: number }> {
+  let peak = process.memoryUsage().rss;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().rss);
+  }, 20);
+  try {
+    const value = await fn();
+    peak = Math.max(peak, process.memoryUsage().rss);
+    return { value, peakRss: peak };
+  } finally {
+    clearInterval(timer);
+  }
+}
+
+export const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+const RBAC_PLURALS = new Set(["roles", "rolebindings", "clusterroles", "clusterrolebindings"]);
+
+/**
+ * Bench-only: the fake apiserver rebuilds its RBAC snapshot (a deep-cloned list of every Role,
+ * ClusterRole and binding) on every request (test/cluster/context.ts rbacSnapshot, called from
+ * pipeline.ts handle, reviews.ts and rest.ts checkRbacWrite). With 64 runs adding 4 RBAC objects each
+ * that cost grows with the run count and swamps the client being measured. This memoizes unfiltered
+ * RBAC lists until an RBAC table changes (tracked synchronously on the store's tables).
+ */
+export function memoizeRbacLists(cluster: Cluster): void {
+  const store = cluster.store as unknown as {
+    table(r: ReturnType<typeof resource>): Map<string, unknown>;
+    list: Cluster["store"]["list"];
+  };
+  let version = 0;
+  for (const plural of RBAC_PLURALS) {
+    const t = store.table(resource(plural));
+    const set = t.set.bind(t);
+    const del = t.delete.bind(t);
+    t.set = (k, v) => {
+      version++;
+      return set(k, v);
+    };
+    t.delete = (k) => {
+      version++;
+      return del(k);
+    };
+  }
+  const list = store.list.bind(cluster.store);
+  const cache = new Map<string, { version: number; result: ReturnType<typeof list> }>();
+  store.list = (r, opts = {}) => {
+    if (!RBAC_PLURALS.has(r.plural) || Object.keys(opts).length > 0) return list(r, opts);
+    const hit = cache.get(r.plural);
+    if (hit && hit.version === version) return hit.result;
+    const result = list(r, opts);
+    cache.set(r.plural, { version, result });
+    return result;
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * Benchmark (b): one `aicr snapshot` run vs a shell script doing the same steps with kubectl
+ * (create -f of the RBAC and the Job, wait, logs, read the ConfigMap, delete), against the same fake
+ * cluster (HTTPS: kubectl sends no token over plain http), with the same near-instant agent on both
+ * sides, so the tools themselves are compared. The script's manifests are the very objects an aicr run
+ * created (taken from the request log), with a fresh run ID.
+ *
+ *   bun scripts/bench/snapshot-vs-kubectl.ts [--runs 5]
+ */
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { stringify } from "yaml";
+import { INSTANT_IMAGE, instantCluster, median, runCli, snapshotTemplate } from "./snapshot-common.ts";
+
+const { values } = parseArgs({ options: { runs: { type: "string" } } });
+const RUNS = Number(values.runs ?? 5);
+const KUBECTL = Bun.which("kubectl") ?? "/usr/bin/kubectl";
+const NS = "bench";
+
+const cluster = await instantCluster(await snapshotTemplate(), { https: true });
+const admin = cluster.kubeconfigFor("admin");
+const dir = mkdtempSync(join(tmpdir(), "aicr-bench-kubectl-"));
+try {
+  // aicr: warm once (namespace created), then measure.
+  const first = await runCli(admin, ["-n", NS, "--image", INSTANT_IMAGE]);
+  if (first.code !== 0) throw new Error(first.stderr);
+  const runId = first.stderr.match(/runID=(\S+)/)?.[1] ?? "";
+  const bodies = cluster.log.entries
+    .filter(
+      (e) =>
+        e.method === "POST" && e.status === 201 && !e.query.dryRun && JSON.stringify(e.body).includes(runId),
+    )
+    .map((e) => e.body as { kind: string; metadata: Record<string, unknown> });
+  const aicr: number[] = [];
+  for (let i = 0; i < RUNS; i++) {
+    const r = await runCli(admin, ["-n", NS, "--image", INSTANT_IMAGE]);
+    if (r.code !== 0) throw new Error(r.stderr);
+    aicr.push(r.ms);
+  }
+
+  // kubectl: the same objects (ownerReferences dropped: the script deletes each one itself).
+  const script = (id: string): string => {
+    const objs = bodies.map((b) => {
+      const o = JSON.parse(JSON.stringify(b).replaceAll(runId, id)) as { metadata: Record<string, unknown> };
+      delete o.metadata.ownerReferences;
+      return o as { kind: string; metadata: Record<string, unknown> };
+    });
+    const rbac = objs.filter((o) => o.kind !== "Job");
+    const job = objs.filter((o) => o.kind === "Job");
+    writeFileSync(join(dir, `rbac-${id}.yaml`), rbac.map((o) => stringify(o)).join("---\n"));
+    writeFileSync(join(dir, `job-${id}.yaml`), job.map((o) => stringify(o)).join("---\n"));
+    const jobName = `aicr-${id}`;
+    const cm = `aicr-agent-snapshot-${id}`;
+    return [
+      "set -euo pipefail",
+      `kubectl create --validate=false -f ${dir}/rbac-${id}.yaml >/dev/null`,
+      `kubectl create --validate=false -f ${dir}/job-${id}.yaml >/dev/null`,
+      `kubectl wait -n ${NS} --for=condition=complete job/${jobName} --timeout=60s >/dev/null`,
+      `kubectl logs -n ${NS} job/${jobName} >&2`,
+      `kubectl get configmap -n ${NS} ${cm} -o jsonpath='{.data.snapshot\\.yaml}'`,
+      `kubectl delete -n ${NS} configmap ${cm} --wait=false >/dev/null`,
+      `kubectl delete --wait=false -f ${dir}/job-${id}.yaml -f ${dir}/rbac-${id}.yaml >/dev/null`,
+    ].join("\n");
+  };
+  const kubectl: number[] = [];
+  for (let i = 0; i <= RUNS; i++) {
+    const id = runId.replace(/.{4}$/, (i + 0x1000).toString(16));
+    const t0 = performance.now();
+    const proc = Bun.spawn(["bash", "-c", script(id)], {
+      env: { PATH: `${KUBECTL.replace(/\/kubectl$/, "")}:${process.env.PATH}`, KUBECONFIG: admin, HOME: dir },
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    const [out, err, code] = await Promise.all([
+      new Response(proc.stdout).text(),
+      new Response(proc.stderr).text(),
+      proc.exited,
+    ]);
+    if (code !== 0 || !out.includes(id)) throw new Error(`kubectl script failed (${code}): ${err}`);
+    if (i > 0) kubectl.push(performance.now() - t0); // the first run warms kubectl's discovery cache
+  }
+  const a = median(aicr);
+  const k = median(kubectl);
+  console.log(`runs each:                  ${RUNS} (medians; agent near-instant on both sides; HTTPS fake)`);
+  console.log(
+    `aicr snapshot:              ${a.toFixed(0)} ms  (${aicr.map((x) => x.toFixed(0)).join(", ")})`,
+  );
+  console.log(
+    `kubectl script (7 calls):   ${k.toFixed(0)} ms  (${kubectl.map((x) => x.toFixed(0)).join(", ")})`,
+  );
+  console.log(`speed-up:                   ${(k / a).toFixed(1)}×`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+  await cluster.stop();
+}

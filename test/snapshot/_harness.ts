@@ -1,0 +1,266 @@
+/**
+ * Shared fixture for the controller-mode e2e tests: a fake cluster whose kubelet runs the compiled
+ * binary as the agent, a spawner for `dist/aicr snapshot`, and store/request-log readers. Every wait
+ * ends on a condition (store change, request log entry, fault hit); the bounds only stop a stuck test.
+ */
+import { join } from "node:path";
+import { processRuntime } from "../cluster/controllers/process-runtime.ts";
+import type { RunContext } from "../cluster/controllers/runtime.ts";
+import { node } from "../cluster/nodes.ts";
+import type { KObject } from "../cluster/objects.ts";
+import type { LoggedRequest } from "../cluster/request-log.ts";
+import { resource } from "../cluster/resources.ts";
+import { type Cluster, startCluster } from "../cluster/server.ts";
+import { AICR, baseEnv, ensureBuilt, ROOT } from "../e2e/_aicr.ts";
+
+/** Mapped to dist/aicr by the fake kubelet. */
+export const AGENT_IMAGE = "ghcr.io/nvidia/aicr:test";
+/** Function-runtime images: exits 1 with a termination message / runs until its pod is deleted. */
+export const FAILING_IMAGE = "ghcr.io/nvidia/aicr:fails";
+export const HANGING_IMAGE = "ghcr.io/nvidia/aicr:hangs";
+export const UNPULLABLE_IMAGE = "ghcr.io/nvidia/aicr:missing";
+export const H100_ROOT = join(ROOT, "test/fixtures/hosts/h100-node");
+export const H100_BIN = join(ROOT, "test/fixtures/bin/h100");
+/** Bound on a stuck wait; never part of an assertion. */
+export const STUCK_MS = 30_000;
+export const TEST_MS = 45_000;
+
+async function functionImages(ctx: RunContext): Promise<{ exitCode: number; message?: string }> {
+  const image = (ctx.container as { image?: string }).image;
+  if (image === FAILING_IMAGE) {
+    for (let i = 1; i <= 60; i++) ctx.stdout(`${JSON.stringify({ level: "info", msg: `step ${i}` })}\n`);
+    ctx.stdout(`${JSON.stringify({ level: "error", msg: "nvidia-smi not found" })}\n`);
+    return { exitCode: 1, message: "collector GPU failed: nvidia-smi not found" };
+  }
+  if (image === HANGING_IMAGE) {
+    ctx.stdout(`${JSON.stringify({ level: "info", msg: "agent hanging until its pod is deleted" })}\n`);
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted) resolve();
+      ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+    });
+    return { exitCode: 143 };
+  }
+  return { exitCode: 0 };
+}
+
+/** A GPU node and a CPU node; the agent image runs dist/aicr over the 8×H100 fixture host. */
+export async function snapshotCluster(): Promise<Cluster> {
+  await ensureBuilt();
+  return startCluster({
+    objects: [
+      { resource: "nodes", object: node("gpu-node-1", { gpus: 8 }) },
+      { resource: "nodes", object: node("cpu-node-1") },
+    ],
+    controllers: {
+      unpullableImages: [UNPULLABLE_IMAGE],
+      runtimeFactory: (api) =>
+        processRuntime({
+          images: { [AGENT_IMAGE]: AICR },
+          kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
+          baseEnv: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1" },
+          fallback: functionImages,
+        }),
+    },
+  });
+}
+
+export interface Spawned {
+  proc: ReturnType<typeof Bun.spawn>;
+  stderrSoFar: () => string;
+  done: Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** `dist/aicr snapshot <args>` with a clean environment and the given kubeconfig. */
+export function spawnSnapshot(
+  kubeconfig: string,
+  args: string[],
+  env: Record<string, string> = {},
+  cwd: string = ROOT,
+): Spawned {
+  const proc = Bun.spawn([AICR, "snapshot", ...args], {
+    cwd,
+    env: baseEnv({ KUBECONFIG: kubeconfig, ...env }),
+    stdout: "pipe",
+    stderr: "pipe",
+    stdin: "ignore",
+  });
+  let err = "";
+  const decoder = new TextDecoder();
+  const stderr = (async () => {
+    for await (const chunk of proc.stderr as ReadableStream<Uint8Array>) err += decoder.decode(chunk);
+    return err;
+  })();
+  const done = (async () => {
+    const [stdout, stderrText, code] = await Promise.all([
+      new Response(proc.stdout as ReadableStream).text(),
+      stderr,
+      proc.exited,
+    ]);
+    return { code, stdout, stderr: stderrText };
+  })();
+  return { proc, stderrSoFar: () => err, done };
+}
+
+export function runSnapshot(
+  kubeconfig: string,
+  args: string[],
+  env: Record<string, string> = {},
+  cwd?: string,
+) {
+  return spawnSnapshot(kubeconfig, args, env, cwd).done;
+}
+
+/** Resolves once `cond` holds, re-checked on every store change. */
+export function untilStore<T>(cluster: Cluster, cond: () => T | undefined | false, what: string): Promise<T> {
+  const first = cond();
+  if (first) return Promise.resolve(first);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`stuck waiting for ${what}`));
+    }, STUCK_MS);
+    const stop = cluster.store.subscribe(() => {
+      const v = cond();
+      if (!v) return;
+      stop();
+      clearTimeout(timer);
+      resolve(v);
+    });
+  });
+}
+
+/** Resolves with the first request-log entry that matches (already logged or future). */
+export function untilRequest(
+  cluster: Cluster,
+  match: (e: LoggedRequest) => boolean,
+  what: string,
+): Promise<LoggedRequest> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  return Promise.race([
+    cluster.log.waitFor(match).finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`stuck waiting for ${what}`)), STUCK_MS);
+    }),
+  ]);
+}
+
+/** For conditions with no event source (a fault's hit counter): re-checked every 5 ms. */
+export async function untilTrue(cond: () => boolean, what: string): Promise<void> {
+  const start = Date.now();
+  while (!cond()) {
+    if (Date.now() - start > STUCK_MS) throw new Error(`stuck waiting for ${what}`);
+    await Bun.sleep(5);
+  }
+}
+
+const NAMESPACED = ["serviceaccounts", "roles", "rolebindings", "jobs", "configmaps"];
+const CLUSTER = ["clusterroles", "clusterrolebindings"];
+const isRunObject = (o: KObject) =>
+  o.metadata.labels?.["aicr.run/run-id"] !== undefined ||
+  (o.metadata.name ?? "").startsWith("aicr-agent-snapshot-");
+
+/**
+ * "Kind/name" of every run object in `namespace` plus every cluster-scoped run object (any
+ * namespace: a test that keeps objects removes them before it ends), pods excluded.
+ */
+export function runObjects(cluster: Cluster, namespace: string, runId?: string): string[] {
+  const out: string[] = [];
+  const keep = (o: KObject) => {
+    if (isRunObject(o) && (runId === undefined || (o.metadata.name ?? "").endsWith(runId)))
+      out.push(`${o.kind}/${o.metadata.name}`);
+  };
+  for (const plural of NAMESPACED)
+    for (const o of cluster.store.list(resource(plural), { namespace }).items) keep(o);
+  for (const plural of CLUSTER) for (const o of cluster.store.list(resource(plural), {}).items) keep(o);
+  return out.sort();
+}
+
+/** The run's pods are removed by the garbage collector after the Job: waits until none is left. */
+export function untilNoRunPods(cluster: Cluster, namespace: string): Promise<true> {
+  return untilStore(
+    cluster,
+    () =>
+      cluster.store
+        .list(resource("pods"), { namespace })
+        .items.every((p) => p.metadata.labels?.["aicr.run/run-id"] === undefined) || undefined,
+    `no run pods left in ${namespace}`,
+  );
+}
+
+/** Mutating requests other than access reviews and server-side dry runs. */
+export function writes(cluster: Cluster, since = 0): LoggedRequest[] {
+  return cluster.log
+    .mutatingRequests()
+    .filter((e) => e.seq > since && !e.path.includes("accessreviews") && e.query.dryRun !== "All");
+}
+
+export function lastSeq(cluster: Cluster): number {
+  return cluster.log.entries.at(-1)?.seq ?? 0;
+}
+
+/** The run ID the CLI logs first. */
+export function runIdOf(stderr: string): string {
+  const m = stderr.match(/runID=(\d{8}-\d{6}-[0-9a-f]{16})/);
+  if (!m?.[1]) throw new Error(`no run ID in:\n${stderr}`);
+  return m[1];
+}
+
+let nsCounter = 0;
+/** A fresh namespace per test (created directly in the store). */
+export function freshNamespace(cluster: Cluster, tag: string, labels: Record<string, string> = {}): string {
+  const name = `${tag}-${++nsCounter}`;
+  cluster.store.create(resource("namespaces"), {
+    apiVersion: "v1",
+    kind: "Namespace",
+    metadata: { name, labels },
+  });
+  return name;
+}
+
+export function put(cluster: Cluster, plural: string, object: KObject): KObject {
+  return cluster.store.create(resource(plural), object);
+}
+
+/** A user bound to `rules` in `namespace` (Role) and cluster-wide (ClusterRole). */
+export function userWith(
+  cluster: Cluster,
+  name: string,
+  namespace: string,
+  roleRules: unknown[],
+  clusterRules: unknown[] = [],
+): string {
+  cluster.addUser(name, []);
+  const rbac = "rbac.authorization.k8s.io/v1";
+  const subject = [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name }];
+  if (roleRules.length > 0) {
+    put(cluster, "roles", {
+      apiVersion: rbac,
+      kind: "Role",
+      metadata: { name, namespace },
+      rules: roleRules,
+    });
+    put(cluster, "rolebindings", {
+      apiVersion: rbac,
+      kind: "RoleBinding",
+      metadata: { name, namespace },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
+      subjects: subject,
+    });
+  }
+  if (clusterRules.length > 0) {
+    put(cluster, "clusterroles", {
+      apiVersion: rbac,
+      kind: "ClusterRole",
+      metadata: { name },
+      rules: clusterRules,
+    });
+    put(cluster, "clusterrolebindings", {
+      apiVersion: rbac,
+      kind: "ClusterRoleBinding",
+      metadata: { name },
+      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
+      subjects: subject,
+    });
+  }
+  return cluster.kubeconfigFor(name);
+}

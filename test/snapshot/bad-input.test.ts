@@ -1,0 +1,107 @@
+/** Every bad value is refused with exit 2, naming the flag, before the first request reaches the cluster. */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { Cluster } from "../cluster/server.ts";
+import { AGENT_IMAGE, runSnapshot, snapshotCluster, TEST_MS } from "./_harness.ts";
+
+let cluster: Cluster;
+let admin: string;
+beforeAll(async () => {
+  cluster = await snapshotCluster();
+  admin = cluster.kubeconfigFor("admin");
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+const NS = "bad-input";
+
+/** [what, extra args, a text the error must contain (the flag, usually)] */
+const CASES: [string, string[], string][] = [
+  ["node selector without '='", ["--node-selector", "gpu"], "--node-selector"],
+  ["node selector with a bad key", ["--node-selector", "bad key=x"], "--node-selector"],
+  ["node selector with a bad value", ["--node-selector", "k=has space"], "--node-selector"],
+  ["toleration without an effect", ["--toleration", "key=value"], "--toleration"],
+  ["toleration with an unknown effect", ["--toleration", "key:Never"], "--toleration"],
+  ["timeout that is not a duration", ["--timeout", "5 minutes"], "--timeout"],
+  ["timeout of zero", ["--timeout", "0s"], "--timeout"],
+  ["timeout without a unit", ["--timeout", "300"], "--timeout"],
+  ["requests without a quantity", ["--requests", "cpu"], "--requests"],
+  ["requests with a bad quantity", ["--requests", "cpu=lots"], "--requests"],
+  ["limits with a bad unit", ["--limits", "memory=8XB"], "--limits"],
+  ["unknown OS family", ["--os", "windows"], "--os"],
+  ["--require-gpu with --runtime-class", ["--require-gpu", "--runtime-class", "nvidia"], "--runtime-class"],
+  ["cm:// in another namespace", ["-o", "cm://elsewhere/snap"], "--output"],
+  ["cm:// with a bad name", ["-o", `cm://${NS}/Bad_Name`], "cm://"],
+  ["cm:// with -t json", ["-o", `cm://${NS}/snap`, "-t", "json"], "--format"],
+  ["bad --job-name prefix", ["--job-name", "Bad_Prefix"], "--job-name"],
+  ["--job-name prefix ending in a dot", ["--job-name", "aicr."], "--job-name"],
+  ["bad --service-account-name prefix", ["--service-account-name", "UPPER"], "--service-account-name"],
+  ["bad --run-id", ["--run-id", "20261129-bad"], "--run-id"],
+  ["bad AICR_RUN_ID", ["--run-id", "../etc"], "--run-id"],
+  ["-t xml", ["-t", "xml"], "--format"],
+  ["negative --max-nodes-per-entry", ["--max-nodes-per-entry=-1"], "--max-nodes-per-entry"],
+  ["non-numeric --max-nodes-per-entry", ["--max-nodes-per-entry", "many"], "--max-nodes-per-entry"],
+  ["bad --image-pull-secret", ["--image-pull-secret", "Not A Secret"], "--image-pull-secret"],
+  ["--image with a space", ["--image", "ghcr.io/x y"], "--image"],
+  ["--privileged with a non-boolean", ["--privileged=maybe"], "--privileged"],
+  ["--require-gpu with a non-boolean", ["--require-gpu=sure"], "--require-gpu"],
+  ["--no-cleanup with a non-boolean", ["--no-cleanup=perhaps"], "cleanup"],
+  ["an unknown flag", ["--bogus"], "--bogus"],
+  ["bad namespace", ["-n", "Not_A_Namespace"], "Not_A_Namespace"],
+];
+
+for (const [what, args, names] of CASES) {
+  test(
+    `${what}: exit 2, the flag named, no request at all`,
+    async () => {
+      const before = cluster.log.entries.length;
+      const r = await runSnapshot(admin, [
+        ...(args.includes("-n") ? [] : ["-n", NS]),
+        ...(args.includes("--image") ? [] : ["--image", AGENT_IMAGE]),
+        ...args,
+      ]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain("[INVALID_REQUEST]");
+      expect(r.stderr).toContain(names);
+      expect(r.stdout).toBe("");
+      expect(cluster.log.entries.slice(before).map((e) => `${e.method} ${e.path}`)).toEqual([]);
+    },
+    TEST_MS,
+  );
+}
+
+test(
+  "bad values in the environment fallbacks are refused the same way",
+  async () => {
+    const before = cluster.log.entries.length;
+    for (const [env, value] of [
+      ["AICR_OS", "plan9"],
+      ["AICR_REQUESTS", "cpu=="],
+      ["AICR_REQUIRE_GPU", "perhaps"],
+      ["AICR_RUN_ID", "not-a-run-id"],
+    ] as const) {
+      const r = await runSnapshot(admin, ["-n", NS, "--image", AGENT_IMAGE], { [env]: value });
+      expect(r.code, `${env}=${value}\n${r.stderr}`).toBe(2);
+    }
+    expect(cluster.log.entries.length).toBe(before);
+    // Nothing in this file ever reached the cluster with a write.
+    expect(cluster.log.noMutatingRequest()).toBe(true);
+  },
+  TEST_MS,
+);
+
+test(
+  "boolean flags read as the operator wrote them: --privileged=no is an unprivileged pod, not citty's true",
+  async () => {
+    const ns = "bool-flags";
+    const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE, "--privileged=no", "--no-cleanup"]);
+    expect(r.code, r.stderr).toBe(0);
+    const job = cluster.log.entries.find(
+      (e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`,
+    );
+    expect(JSON.stringify(job?.body)).not.toContain('"privileged":true');
+    expect(JSON.stringify(job?.body)).toContain('"runAsNonRoot":true');
+    expect(r.stderr).toContain("kept (--no-cleanup)");
+  },
+  TEST_MS,
+);

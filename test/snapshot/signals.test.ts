@@ -1,0 +1,256 @@
+/**
+ * SIGINT in each phase: the run stops waiting, cleans up and exits 9, leaving nothing behind. The
+ * phase is reached deterministically: a latency fault holds one request of that phase, and the
+ * signal is sent once the fault has caught it (or the request log shows the phase began).
+ */
+import { afterAll, beforeAll, expect, test } from "bun:test";
+import type { FaultRule } from "../cluster/faults.ts";
+import { resource } from "../cluster/resources.ts";
+import type { Cluster } from "../cluster/server.ts";
+import {
+  AGENT_IMAGE,
+  freshNamespace,
+  HANGING_IMAGE,
+  lastSeq,
+  runIdOf,
+  runObjects,
+  snapshotCluster,
+  spawnSnapshot,
+  TEST_MS,
+  untilNoRunPods,
+  untilRequest,
+  untilStore,
+  untilTrue,
+  writes,
+} from "./_harness.ts";
+
+let cluster: Cluster;
+let admin: string;
+beforeAll(async () => {
+  cluster = await snapshotCluster();
+  admin = cluster.kubeconfigFor("admin");
+});
+afterAll(async () => {
+  await cluster.stop();
+});
+
+/** Held long enough that only the signal can end the phase; released by the fake on its own later. */
+const HOLD_MS = 2000;
+
+async function interruptAt(
+  ns: string,
+  image: string,
+  hold: Omit<FaultRule, "latencyMs"> | undefined,
+  reached?: (since: number) => Promise<unknown>,
+): Promise<{ code: number; stdout: string; stderr: string }> {
+  const fault = hold ? cluster.faults.add({ ...hold, latencyMs: HOLD_MS }) : undefined;
+  const since = lastSeq(cluster);
+  try {
+    const run = spawnSnapshot(admin, ["-n", ns, "--image", image]);
+    if (fault) await untilTrue(() => fault.fired > 0, `the held ${hold?.method} ${String(hold?.path)}`);
+    if (reached) await reached(since);
+    run.proc.kill("SIGINT");
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(9);
+    expect(r.stderr).toContain("received SIGINT: cancelling");
+    expect(r.stderr).toContain("[CANCELED]");
+    return r;
+  } finally {
+    fault?.remove();
+  }
+}
+
+/** Zero run objects now, and still zero once every held request and the garbage collector are done. */
+async function nothingLeft(ns: string): Promise<void> {
+  await untilStore(
+    cluster,
+    () => runObjects(cluster, ns).length === 0 || undefined,
+    `no run objects in ${ns}`,
+  );
+  await untilNoRunPods(cluster, ns);
+}
+
+test(
+  "SIGINT during the permission gate: exit 9, nothing was ever written",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-gate");
+    const since = lastSeq(cluster);
+    const r = await interruptAt(ns, AGENT_IMAGE, {
+      method: "POST",
+      path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
+      nth: 1,
+      count: 1000,
+    });
+    expect(r.stderr).not.toContain("run objects created");
+    expect(writes(cluster, since)).toEqual([]);
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
+
+test(
+  "SIGINT while the run objects are being created: exit 9, the created ones deleted, a late create collected",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-create");
+    const r = await interruptAt(ns, AGENT_IMAGE, {
+      method: "POST",
+      path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
+    });
+    expect(r.stderr).toContain("cleaned up");
+    expect(r.stderr).not.toContain("deployed Job");
+    // The held RoleBinding create commits after cleanup; it is owned by the deleted anchor.
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
+
+test(
+  "SIGINT while waiting for the agent pod: exit 9, nothing left",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-pod");
+    const r = await interruptAt(ns, AGENT_IMAGE, {
+      method: "GET",
+      path: `/api/v1/namespaces/${ns}/pods`,
+      nth: 1,
+      count: 100,
+    });
+    expect(r.stderr).toContain("run objects created");
+    expect(r.stderr).not.toContain("running on");
+    expect(r.stderr).toContain("cleaned up");
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
+
+test(
+  "SIGINT while waiting for the Job to complete: exit 9, nothing left",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-job");
+    const r = await interruptAt(ns, AGENT_IMAGE, {
+      method: "GET",
+      path: `/apis/batch/v1/namespaces/${ns}/jobs`,
+    });
+    expect(r.stderr).toContain("running on gpu-node-1");
+    expect(r.stderr).not.toContain("result read");
+    expect(r.stderr).toContain("cleaned up");
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
+
+test(
+  "SIGINT while the agent runs and its log streams: exit 9, the pod deleted, nothing left",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-run");
+    const r = await interruptAt(ns, HANGING_IMAGE, undefined, (since) =>
+      untilRequest(
+        cluster,
+        (e) =>
+          e.seq > since && e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && e.path.endsWith("/log"),
+        "the agent log stream",
+      ),
+    );
+    expect(r.stderr).toContain("[agent] agent hanging until its pod is deleted");
+    expect(r.stderr).toContain("cleaned up");
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
+
+test(
+  "SIGINT while the result is read: exit 9, no snapshot on stdout, nothing left",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-result");
+    const r = await interruptAt(ns, AGENT_IMAGE, {
+      method: "GET",
+      path: new RegExp(`^/api/v1/namespaces/${ns}/configmaps/aicr-agent-snapshot-`),
+    });
+    expect(r.stdout).toBe("");
+    expect(r.stderr).not.toContain("result read");
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
+
+test(
+  "SIGINT during cleanup: cleanup finishes, exit 9, nothing left",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-cleanup");
+    const r = await interruptAt(ns, AGENT_IMAGE, {
+      method: "DELETE",
+      path: `/apis/batch/v1/namespaces/${ns}/jobs/*`,
+    });
+    expect(r.stderr).toContain("cleaned up");
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
+
+test(
+  "a second SIGINT exits at once, printing what may be left and the one kubectl command that removes it",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-twice");
+    // Cleanup's Job delete is held, so the second signal lands while the objects still stand.
+    const fault = cluster.faults.add({
+      method: "DELETE",
+      path: `/apis/batch/v1/namespaces/${ns}/jobs/*`,
+      latencyMs: HOLD_MS,
+    });
+    try {
+      const run = spawnSnapshot(admin, ["-n", ns, "--image", HANGING_IMAGE]);
+      await untilRequest(
+        cluster,
+        (e) => e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && e.path.endsWith("/log"),
+        "the agent log stream",
+      );
+      run.proc.kill("SIGINT");
+      await untilTrue(() => fault.fired > 0, "cleanup's held Job delete");
+      const secondAt = cluster.log.entries.length;
+      run.proc.kill("SIGINT");
+      const r = await run.done;
+      expect(r.code, r.stderr).toBe(9);
+      const runId = runIdOf(r.stderr);
+      // It did not wait for the held delete to be answered.
+      expect(
+        cluster.log.entries.slice(secondAt).some((e) => e.method === "DELETE" && e.path.includes("/jobs/")),
+      ).toBe(false);
+      expect(r.stderr).toContain("exiting without cleanup; this run may have left:");
+      for (const kind of [
+        "ClusterRole",
+        "ClusterRoleBinding",
+        "ServiceAccount",
+        "Role",
+        "RoleBinding",
+        "Job",
+      ])
+        expect(r.stderr).toMatch(new RegExp(`\\n  ${kind} \\S*${runId} uid=[0-9a-f-]{36}`));
+      const command = `kubectl delete clusterrole aicr-node-reader-${runId}`;
+      expect(r.stderr).toContain(command);
+      // The printed command removes everything: deleting the anchor lets the garbage collector take the rest.
+      cluster.store.delete(resource("clusterroles"), undefined, `aicr-node-reader-${runId}`, {});
+      await nothingLeft(ns);
+    } finally {
+      fault.remove();
+    }
+  },
+  TEST_MS,
+);
+
+test(
+  "SIGTERM is handled as SIGINT: exit 9, nothing left",
+  async () => {
+    const ns = freshNamespace(cluster, "sig-term");
+    const run = spawnSnapshot(admin, ["-n", ns, "--image", HANGING_IMAGE]);
+    await untilRequest(
+      cluster,
+      (e) => e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && e.path.endsWith("/log"),
+      "the agent log stream",
+    );
+    run.proc.kill("SIGTERM");
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(9);
+    expect(r.stderr).toContain("received SIGTERM: cancelling");
+    await nothingLeft(ns);
+  },
+  TEST_MS,
+);
