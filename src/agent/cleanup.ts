@@ -2,7 +2,7 @@ import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import type { Logger } from "../core/log.ts";
 import { describe, type KubeClient, type KubeObject, type ObjectRef } from "../kube/client.ts";
 import { isConflictError, isNotFoundError } from "../kube/errors.ts";
-import type { CreatedEntry, CreatedSet } from "./created-set.ts";
+import { type CreatedEntry, type CreatedSet, ownerUids } from "./created-set.ts";
 import { carriesInvocationLabels, type RunIdentity } from "./labels.ts";
 
 export type CleanupOutcome = "deleted" | "already-gone" | "not-ours" | "left-behind" | "failed";
@@ -14,6 +14,8 @@ export interface ReceiptRow {
   uid?: string | undefined;
   outcome: CleanupOutcome;
   detail?: string | undefined;
+  /** Owner UIDs, when known (the swept staging ConfigMap's Job). */
+  owners?: string[] | undefined;
 }
 
 export interface CleanupOptions {
@@ -23,8 +25,6 @@ export interface CleanupOptions {
   log: Logger;
   /** The run's staging ConfigMap, when the run owns its output (never a delivered cm:// target). */
   staging?: { namespace: string; name: string } | undefined;
-  /** The kind whose object anchors the run; deleted after its dependents so the receipt reads true. */
-  anchorKind?: string | undefined;
 }
 
 const row = (ref: ObjectRef, outcome: CleanupOutcome, extra: Partial<ReceiptRow> = {}): ReceiptRow => ({
@@ -77,20 +77,24 @@ async function resolveIntent(o: CleanupOptions, entry: CreatedEntry): Promise<Re
   return row(entry, "left-behind", { uid, detail: "not provably created by this invocation" });
 }
 
-/** Sweeps a staging ConfigMap the run never observed, but only while the Job this invocation created still stands. */
-async function sweepStaging(
+/**
+ * A staging ConfigMap the run never observed: read before the wave (its Job's delete would let the
+ * garbage collector take it first), kept unless the Job this invocation created still vouches for it.
+ */
+async function planStagingSweep(
   o: CleanupOptions,
   staging: { namespace: string; name: string },
-  holdsJob: boolean,
-): Promise<ReceiptRow | undefined> {
+  holdsJob: Promise<boolean>,
+): Promise<{ row?: ReceiptRow; delete?: { ref: ObjectRef; uid: string; owners?: string[] | undefined } }> {
   const ref = { apiVersion: "v1", kind: "ConfigMap", ...staging };
-  const cm = await o.client
-    .get<KubeObject>(ref)
-    .catch((err: unknown) => (isNotFoundError(err) ? undefined : err));
-  if (cm === undefined) return undefined;
-  if (cm instanceof Error) return row(ref, "failed", { detail: cm.message });
+  const [cm, vouched] = await Promise.all([
+    o.client.get<KubeObject>(ref).catch((err: unknown) => (isNotFoundError(err) ? undefined : err)),
+    holdsJob,
+  ]);
+  if (cm === undefined) return {};
+  if (cm instanceof Error) return { row: row(ref, "failed", { detail: cm.message }) };
   const obj = cm as KubeObject;
-  if (!holdsJob || obj.metadata?.labels?.[LABEL.name] !== LABEL_VALUE.app || !obj.metadata?.uid) {
+  if (!vouched || obj.metadata?.labels?.[LABEL.name] !== LABEL_VALUE.app || !obj.metadata?.uid) {
     o.log.warn(
       "cleanup left behind the ConfigMap at this run's staging name: this run cannot prove its own agent wrote it",
       {
@@ -98,12 +102,14 @@ async function sweepStaging(
         namespace: staging.namespace,
       },
     );
-    return row(ref, "left-behind", {
-      uid: obj.metadata?.uid,
-      detail: "no live Job of this invocation vouches for it",
-    });
+    return {
+      row: row(ref, "left-behind", {
+        uid: obj.metadata?.uid,
+        detail: "no live Job of this invocation vouches for it",
+      }),
+    };
   }
-  return deletePinned(o.client, ref, obj.metadata.uid);
+  return { delete: { ref, uid: obj.metadata.uid, owners: ownerUids(obj) } };
 }
 
 async function deleteEntry(o: CleanupOptions, e: CreatedEntry): Promise<ReceiptRow> {
@@ -117,31 +123,51 @@ async function deleteEntry(o: CleanupOptions, e: CreatedEntry): Promise<ReceiptR
 export async function cleanupRun(o: CleanupOptions): Promise<ReceiptRow[]> {
   const entries = o.created.list();
   const job = entries.find((e) => e.kind === "Job");
-  let holdsJob = false;
   const needsSweep = o.staging && !entries.some((e) => e.kind === "ConfigMap");
-  if (needsSweep && job) {
-    // Checked before the fan-out: the Job's own delete runs concurrently with it. A Job whose create
-    // response was lost vouches only with the same proof that lets cleanup delete it.
+  // Checked before the fan-out, in one read-only wave: the Job's own delete runs concurrently with
+  // the rest. A Job whose create response was lost vouches only with the proof that lets cleanup delete it.
+  const holdsJob = async (): Promise<boolean> => {
+    if (!job) return false;
     const live = await o.client.get<KubeObject>(job).catch(() => undefined);
     const liveUid = live?.metadata?.uid;
-    holdsJob =
-      liveUid !== undefined &&
-      liveUid !== "" &&
-      (job.confirmed ? liveUid === job.uid : carriesInvocationLabels(live?.metadata?.labels, o.identity));
-  }
-  // Leaves first (the staging ConfigMap is owned by the Job), the anchor last: each delete is ours
-  // rather than the garbage collector's, so the receipt says what this cleanup did.
-  const anchor = entries.find((e) => e.kind === o.anchorKind);
-  const leaves = entries.filter((e) => e.kind === "ConfigMap");
-  const middle = entries.filter((e) => e !== anchor && !leaves.includes(e));
+    if (!liveUid) return false;
+    return job.confirmed ? liveUid === job.uid : carriesInvocationLabels(live?.metadata?.labels, o.identity);
+  };
+  const sweep = needsSweep && o.staging ? await planStagingSweep(o, o.staging, holdsJob()) : {};
+  // One concurrent wave: every delete carries its own UID precondition, so sending them together is
+  // as safe as in sequence.
+  const swept = sweep.delete;
   const rows: (ReceiptRow | undefined)[] = await Promise.all([
-    ...leaves.map((e) => deleteEntry(o, e)),
-    ...(needsSweep && o.staging ? [sweepStaging(o, o.staging, holdsJob)] : []),
+    ...entries.map((e) => deleteEntry(o, e)),
+    ...(swept
+      ? [deletePinned(o.client, swept.ref, swept.uid).then((r) => ({ ...r, owners: swept.owners }))]
+      : []),
   ]);
-  rows.push(...(await Promise.all(middle.map((e) => deleteEntry(o, e)))));
-  if (anchor) rows.push(await deleteEntry(o, anchor));
+  if (sweep.row) rows.push(sweep.row);
+  creditCollected(rows, entries);
   const receipt = rows.filter((r): r is ReceiptRow => r !== undefined);
   for (const r of receipt)
     o.log.debug(`cleanup: ${r.outcome} ${describe({ apiVersion: "", ...r })}`, { uid: r.uid });
   return receipt;
+}
+
+/**
+ * A dependent whose owner this cleanup deleted may be gone before its own DELETE arrives: the garbage
+ * collector took it, because of this cleanup. Such a row reads "deleted", not "already-gone".
+ */
+function creditCollected(rows: (ReceiptRow | undefined)[], entries: CreatedEntry[]): void {
+  const owners = new Map(entries.map((e) => [`${e.kind}/${e.namespace ?? ""}/${e.name}`, e.owners ?? []]));
+  for (let changed = true; changed; ) {
+    changed = false;
+    const deleted = new Set(rows.filter((r) => r?.outcome === "deleted").map((r) => r?.uid));
+    for (const r of rows) {
+      if (r?.outcome !== "already-gone") continue;
+      const mine = owners.get(`${r.kind}/${r.namespace ?? ""}/${r.name}`) ?? r.owners ?? [];
+      if (!mine.some((uid) => deleted.has(uid))) continue;
+      r.outcome = "deleted";
+      r.detail = "collected with its owner by the garbage collector";
+      changed = true;
+    }
+  }
+  for (const r of rows) if (r) delete r.owners;
 }

@@ -9,7 +9,7 @@ import {
   refOf,
 } from "../kube/client.ts";
 import { isAlreadyExistsError, isTransient } from "../kube/errors.ts";
-import type { CreatedSet } from "./created-set.ts";
+import { type CreatedSet, ownerUids } from "./created-set.ts";
 import { carriesInvocationLabels, type RunIdentity } from "./labels.ts";
 
 export const CREATE_ATTEMPTS = 4;
@@ -51,7 +51,7 @@ export async function createOwned<T extends KubernetesObject>(
   o: CreateOwnedOptions,
 ): Promise<KubeObject> {
   const ref = refOf(object);
-  o.created.recordIntent(ref);
+  o.created.recordIntent(ref, ownerUids(object));
   for (let attempt = 0; ; attempt++) {
     let err: unknown;
     try {
@@ -80,7 +80,7 @@ export async function createOwned<T extends KubernetesObject>(
 function adopt(ref: ObjectRef, o: CreateOwnedOptions, live: KubeObject, cause: unknown): KubeObject {
   const uid = live.metadata?.uid;
   if (uid && carriesInvocationLabels(live.metadata?.labels, o.identity)) {
-    o.created.confirm(ref, uid);
+    o.created.confirm(ref, uid, undefined, { adopted: true });
     o.log.debug(`adopted ${describe(ref)}: our own create whose response was lost`, { uid });
     return live;
   }

@@ -18,10 +18,11 @@ import {
   buildServiceAccount,
   type OwnerRef,
 } from "./rbac-objects.ts";
-import { readSnapshotConfigMap } from "./result.ts";
+import { type ResultConfigMap, readSnapshotConfigMap, SNAPSHOT_KEY } from "./result.ts";
 import { checkRuntimeClass } from "./runtime-class.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "./service-account-mode.ts";
 import { describePodState, type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
+import { watchUntil } from "./watch-until.ts";
 
 export interface AgentRunConfig {
   namespace: string;
@@ -76,6 +77,8 @@ export class AgentRun {
   readonly plan: AgentRunPlan;
   mode: ServiceAccountMode | undefined;
   jobUid: string | undefined;
+  /** Waits watch from here: the run's pods and result cannot predate its Job. */
+  jobResourceVersion: string | undefined;
   private names: RunNames;
 
   constructor(
@@ -108,16 +111,19 @@ export class AgentRun {
         namespace: config.namespace,
         name: config.serviceAccountName,
       }));
-    await ensureNamespace(client, { namespace: config.namespace, log: this.ctx.log });
+    const namespace = ensureNamespace(client, { namespace: config.namespace, log: this.ctx.log });
     const meta = { names: this.names, namespace: config.namespace, labels: this.plan.labels };
     let owner: OwnerRef | undefined;
     let serviceAccountName: string;
     if (this.mode.mode === "prefix") {
       // The ClusterRole is the run's anchor: deleting it (cleanup, an operator, after a SIGKILL) collects the rest.
-      const anchor = await createOwned(
+      // Cluster-scoped, so it goes out alongside the namespace ensure.
+      const anchorCreate = createOwned(
         buildClusterRole({ ...meta, discoverNetwork: Boolean(config.discoverNetwork) }),
         this.createOptions(),
       );
+      await settleAll([anchorCreate, namespace]);
+      const anchor = await anchorCreate;
       owner = {
         apiVersion: RBAC,
         kind: "ClusterRole",
@@ -142,6 +148,7 @@ export class AgentRun {
         },
       );
       serviceAccountName = this.mode.name;
+      await namespace;
     }
     const job = buildAgentJob({
       ...config,
@@ -155,6 +162,8 @@ export class AgentRun {
     });
     const made = await createOwned(job, this.createOptions());
     this.jobUid = made.metadata?.uid;
+    // Only a create's own answer dates the Job's birth; an adopted Job was read later, after its pods.
+    this.jobResourceVersion = this.created.find("Job")?.adopted ? undefined : made.metadata?.resourceVersion;
     this.ctx.log.info(`deployed Job ${config.namespace}/${this.names.job}`, { uid: this.jobUid });
   }
 
@@ -171,6 +180,7 @@ export class AgentRun {
       timeoutMs,
       signal: this.ctx.signal,
       onPending,
+      resourceVersion: this.jobResourceVersion,
     });
   }
 
@@ -182,14 +192,15 @@ export class AgentRun {
     );
   }
 
-  async waitForCompletion(timeoutMs: number): Promise<JobOutcome> {
+  async waitForCompletion(timeoutMs: number, stop?: AbortSignal): Promise<JobOutcome> {
     try {
       return await waitForJob(this.client, {
         namespace: this.config.namespace,
         name: this.names.job,
         uid: this.requireJob(),
         timeoutMs,
-        signal: this.ctx.signal,
+        signal: stop ? AbortSignal.any([this.ctx.signal, stop]) : this.ctx.signal,
+        resourceVersion: this.jobResourceVersion,
       });
     } catch (err) {
       if (!(err instanceof AicrError) || err.code !== "TIMEOUT") throw err;
@@ -211,11 +222,40 @@ export class AgentRun {
     return pickOwnedPod(pods.items, this.requireJob(), { includeFailed: true });
   }
 
-  readResult(): Promise<string> {
+  /**
+   * Watches the output ConfigMap from the Job's resourceVersion, so the agent's write arrives as an
+   * event while the run waits and needs no read afterwards. Resolves with the written object.
+   */
+  watchResult(timeoutMs: number, signal: AbortSignal): Promise<ResultConfigMap> {
+    return watchUntil<ResultConfigMap, ResultConfigMap>({
+      client: this.client,
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      plural: "configmaps",
+      list: {
+        namespace: this.plan.output.namespace,
+        fieldSelector: `metadata.name=${this.plan.output.name}`,
+      },
+      resourceVersion: this.jobResourceVersion,
+      signal: AbortSignal.any([this.ctx.signal, signal]),
+      timeoutMs,
+      // A list (after a watch ended) may show an older delivered copy: only a newer write counts.
+      check: (cm, type) =>
+        type !== "DELETED" && isNewer(cm, this.jobResourceVersion) && cm.data?.[SNAPSHOT_KEY] !== undefined
+          ? cm
+          : undefined,
+      describeTimeout: () =>
+        `ConfigMap ${this.plan.output.namespace}/${this.plan.output.name} was not written`,
+    });
+  }
+
+  /** The result's bytes: from the watched object when there is one, else read now. */
+  readResult(seen?: ResultConfigMap): Promise<string> {
     return readSnapshotConfigMap(this.client, {
       ...this.plan.output,
       owned: this.plan.ownsOutput,
       created: this.created,
+      seen,
     });
   }
 
@@ -226,8 +266,14 @@ export class AgentRun {
       identity: this.config.identity,
       log: this.ctx.log,
       staging: this.plan.ownsOutput ? this.plan.output : undefined,
-      anchorKind: this.mode?.mode === "exact" ? "Job" : "ClusterRole",
     };
     return cleanupRun(options);
   }
+}
+
+/** resourceVersions are opaque in general, but one apiserver's are ordered integers (etcd revisions). */
+function isNewer(obj: { metadata?: { resourceVersion?: string } }, than: string | undefined): boolean {
+  const rv = Number(obj.metadata?.resourceVersion);
+  const base = Number(than);
+  return !Number.isFinite(rv) || !Number.isFinite(base) || rv > base;
 }

@@ -2,11 +2,12 @@ import { AicrError } from "../core/errors.ts";
 import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
-import { isAlreadyExistsError, isForbiddenError } from "../kube/errors.ts";
+import { isAlreadyExistsError, isForbiddenError, isNotFoundError } from "../kube/errors.ts";
 
 /**
- * The namespace is ensured, never owned: created if absent, labelled managed-by=aicr if not, never
- * deleted. An operator without namespace rights can still run in a namespace that exists.
+ * The namespace is ensured, never owned: labelled managed-by=aicr if it exists without it, created if
+ * absent, never deleted. Read first: the common case (it exists) costs one request, sent alongside
+ * the anchor's create. An operator without namespace rights can still run in one that exists.
  */
 export async function ensureNamespace(
   client: KubeClient,
@@ -14,34 +15,40 @@ export async function ensureNamespace(
 ): Promise<void> {
   const ref = { apiVersion: "v1", kind: "Namespace", name: options.namespace };
   const labels = { [LABEL.managedBy]: LABEL_VALUE.app };
+  let live: KubeObject | undefined;
   try {
-    await client.create({
-      apiVersion: "v1",
-      kind: "Namespace",
-      metadata: { name: options.namespace, labels },
-    });
-    options.log.info(`created namespace ${options.namespace} (it is never deleted by aicr)`);
-    return;
+    live = await client.get<KubeObject>(ref);
   } catch (err) {
-    if (!isAlreadyExistsError(err) && !isForbiddenError(err)) throw err;
-    const live = await client.get<KubeObject>(ref).catch((getErr: unknown) => {
+    if (!isNotFoundError(err) && !isForbiddenError(err)) throw err;
+  }
+  if (!live) {
+    try {
+      await client.create({
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: options.namespace, labels },
+      });
+      options.log.info(`created namespace ${options.namespace} (it is never deleted by aicr)`);
+      return;
+    } catch (err) {
       if (isForbiddenError(err)) {
         throw new AicrError(
           "UNAUTHORIZED",
           `namespace ${JSON.stringify(options.namespace)} cannot be created or read by the caller`,
           {
             remedy: "create the namespace first, or ask for create/get on namespaces",
-            cause: getErr,
+            cause: err,
           },
         );
       }
-      throw getErr;
-    });
-    if (live.metadata?.labels?.[LABEL.managedBy] === LABEL_VALUE.app) return;
-    await client.mergePatch(ref, { metadata: { labels } }).catch((patchErr: unknown) => {
-      options.log.warn(`could not label namespace ${options.namespace} managed-by=aicr; continuing`, {
-        cause: (patchErr as Error).message,
-      });
-    });
+      if (!isAlreadyExistsError(err)) throw err;
+      return; // created meanwhile by someone else: it exists, which is all a run needs
+    }
   }
+  if (live.metadata?.labels?.[LABEL.managedBy] === LABEL_VALUE.app) return;
+  await client.mergePatch(ref, { metadata: { labels } }).catch((patchErr: unknown) => {
+    options.log.warn(`could not label namespace ${options.namespace} managed-by=aicr; continuing`, {
+      cause: (patchErr as Error).message,
+    });
+  });
 }

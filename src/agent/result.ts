@@ -1,9 +1,11 @@
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isNotFoundError } from "../kube/errors.ts";
-import type { CreatedSet } from "./created-set.ts";
+import { type CreatedSet, ownerUids } from "./created-set.ts";
 
 export const SNAPSHOT_KEY = "snapshot.yaml";
+
+export type ResultConfigMap = KubeObject & { data?: Record<string, string> };
 
 /**
  * The agent's result: the ConfigMap it wrote, bytes unchanged. When the run owns that ConfigMap (the
@@ -11,12 +13,18 @@ export const SNAPSHOT_KEY = "snapshot.yaml";
  */
 export async function readSnapshotConfigMap(
   client: KubeClient,
-  o: { namespace: string; name: string; owned: boolean; created: CreatedSet },
+  o: {
+    namespace: string;
+    name: string;
+    owned: boolean;
+    created: CreatedSet;
+    seen?: ResultConfigMap | undefined;
+  },
 ): Promise<string> {
   const ref = { apiVersion: "v1", kind: "ConfigMap", name: o.name, namespace: o.namespace };
-  let cm: KubeObject & { data?: Record<string, string> };
+  let cm: ResultConfigMap;
   try {
-    cm = await client.get(ref);
+    cm = o.seen ?? (await client.get(ref));
   } catch (err) {
     if (!isNotFoundError(err)) throw err;
     throw new AicrError(
@@ -28,7 +36,7 @@ export async function readSnapshotConfigMap(
       },
     );
   }
-  if (o.owned && cm.metadata?.uid) o.created.confirm(ref, cm.metadata.uid);
+  if (o.owned && cm.metadata?.uid) o.created.confirm(ref, cm.metadata.uid, ownerUids(cm));
   const content = cm.data?.[SNAPSHOT_KEY];
   if (content === undefined) {
     throw new AicrError(

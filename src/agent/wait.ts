@@ -21,10 +21,18 @@ export interface JobOutcome {
 /** Waits for this run's Job (by name, and by the UID its create returned) to complete or fail. */
 export function waitForJob(
   client: KubeClient,
-  o: { namespace: string; name: string; uid: string; timeoutMs: number; signal: AbortSignal },
+  o: {
+    namespace: string;
+    name: string;
+    uid: string;
+    timeoutMs: number;
+    signal: AbortSignal;
+    resourceVersion?: string | undefined;
+  },
 ): Promise<JobOutcome> {
   return watchUntil<JobLike, JobOutcome>({
     client,
+    resourceVersion: o.resourceVersion,
     apiVersion: "batch/v1",
     kind: "Job",
     plural: "jobs",
@@ -88,11 +96,13 @@ export function waitForStartedPod(
     timeoutMs: number;
     signal: AbortSignal;
     onPending?: (pod: PodState) => void;
+    resourceVersion?: string | undefined;
   },
 ): Promise<PodState> {
   let last: PodState | undefined;
   return watchUntil<PodState, PodState>({
     client,
+    resourceVersion: o.resourceVersion,
     apiVersion: "v1",
     kind: "Pod",
     plural: "pods",

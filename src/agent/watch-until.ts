@@ -14,6 +14,11 @@ export interface WatchUntilOptions<T, R> {
   timeoutMs: number;
   /** Says what we were waiting for in the TIMEOUT message; gets the last object seen. */
   describeTimeout: (last: T | undefined) => string;
+  /**
+   * Start by watching from this resourceVersion (e.g. the Job create's) instead of listing: nothing
+   * this wait cares about can predate it. A watch that ends falls back to list + watch as usual.
+   */
+  resourceVersion?: string | undefined;
 }
 
 const RELIST_PAUSE_MS = 200;
@@ -32,19 +37,28 @@ const watchPath = (o: { apiVersion: string; plural: string; namespace: string })
   `${o.apiVersion.includes("/") ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`}/namespaces/${o.namespace}/${o.plural}`;
 
 /**
- * List, then watch from the list's resourceVersion until `check` answers. A watch the server closes
+ * List, then watch from the list's resourceVersion until `check` answers (or watch at once from a
+ * resourceVersion the caller already holds). A watch the server closes
  * (timeout, 410 Gone, a dropped connection) is followed by a fresh list: never polling, never a gap.
  */
 export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
   const deadline = AbortSignal.timeout(o.timeoutMs);
   const stop = AbortSignal.any([o.signal, deadline]);
   let last: T | undefined;
+  let from = o.resourceVersion;
+  let listedOnce = false;
   while (!stop.aborted) {
-    const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list);
-    for (const item of listed.items) {
-      last = item;
-      const r = o.check(item, "LISTED");
-      if (r !== undefined) return r;
+    let resourceVersion = from;
+    from = undefined;
+    if (resourceVersion === undefined) {
+      listedOnce = true;
+      const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list);
+      for (const item of listed.items) {
+        last = item;
+        const r = o.check(item, "LISTED");
+        if (r !== undefined) return r;
+      }
+      resourceVersion = listed.resourceVersion;
     }
     let found: R | undefined;
     let failure: unknown;
@@ -53,7 +67,7 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
     const ended = await o.client.watch<T>(
       watchPath({ ...o, namespace: o.list.namespace }),
       {
-        resourceVersion: listed.resourceVersion,
+        resourceVersion,
         allowWatchBookmarks: true,
         labelSelector: o.list.labelSelector,
         fieldSelector: o.list.fieldSelector,
@@ -87,6 +101,16 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
     if (found !== undefined) return found;
     // A watch refused at once (a 5xx, a 410 on resume) is retried after a pause, not in a tight loop.
     if (ended !== undefined && !stop.aborted) await pause(RELIST_PAUSE_MS, stop);
+  }
+  // Started from a resourceVersion and never listed: look once, so the answer or the TIMEOUT message
+  // reflects what stands now rather than only the events that happened to arrive.
+  if (o.resourceVersion !== undefined && !listedOnce && !o.signal.aborted) {
+    const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list).catch(() => undefined);
+    for (const item of listed?.items ?? []) {
+      last = item;
+      const r = o.check(item, "LISTED");
+      if (r !== undefined) return r;
+    }
   }
   // A caller that aborts with an AicrError (a fail-fast cause, a signal) gets that error back.
   if (o.signal.aborted) {

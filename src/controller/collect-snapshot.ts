@@ -145,6 +145,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   const receipt: ReceiptRow[] = [];
   const kept: CollectSnapshotResult["kept"] = [];
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  const watches = new AbortController();
   try {
     const deadline = Date.now() + o.timeoutMs;
     // --timeout bounds the whole wait, the log stream included (it would follow a stuck agent forever).
@@ -173,19 +174,29 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
       log: o.log,
       onFailure: (err) => fail.abort(err),
     });
+    // Opened together right after the Job (from its resourceVersion, no lists): the pod, the Job's
+    // end and the agent's write all arrive as events while the agent runs.
+    const remaining = () => Math.max(1, deadline - Date.now());
+    const completion = run.waitForCompletion(remaining(), watches.signal);
+    const written = run.watchResult(remaining(), watches.signal);
+    let seen: Awaited<typeof written> | undefined;
+    written.then((cm) => (seen = cm)).catch(() => {});
+    completion.catch(() => {});
     // Every wait ends at once on SIGINT or a fail-fast cause, even with its request still in flight.
-    const pod = await unlessAborted(run.waitForPod(Math.max(1, deadline - Date.now())), signal);
+    const pod = await unlessAborted(run.waitForPod(remaining()), signal);
     progress.phase(
       `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
     );
     await unlessAborted(run.streamLogs(pod, relay.out), signal);
-    const outcome = await unlessAborted(run.waitForCompletion(Math.max(1, deadline - Date.now())), signal);
+    const outcome = await unlessAborted(completion, signal);
     if (!outcome.succeeded) throw await agentFailure(run, outcome, relay.lastLines());
-    const content = await unlessAborted(run.readResult(), signal);
+    // The write's event normally came first; if it has not, the ConfigMap is read instead.
+    const content = await unlessAborted(run.readResult(seen), signal);
     progress.phase("result read");
     return { runId: identity.runId, content, receipt, kept };
   } finally {
     clearTimeout(deadlineTimer);
+    watches.abort();
     sentinel?.stop();
     // Still registered while cleanup runs: a second Ctrl-C during cleanup must still say what may be left.
     try {

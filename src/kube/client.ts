@@ -14,6 +14,7 @@ import {
 import type { KubeConfigSource, LoadedKubeConfig } from "./config.ts";
 import { loadKubeConfig } from "./config.ts";
 import { toAicrError } from "./errors.ts";
+import { knownResourceLists } from "./known-kinds.ts";
 
 /** A Kubernetes object in JSON form; builders produce these, the client sends them as they are. */
 export type { KubernetesObject };
@@ -81,6 +82,11 @@ export class KubeClient {
     this.server = loaded.server;
     this.origin = loaded.origin;
     this.objects = KubernetesObjectApi.makeApiClient(loaded.kc);
+    // Pre-seed client-node's discovery cache: no discovery round trip for the kinds aicr uses.
+    Object.assign(
+      (this.objects as unknown as { apiVersionResourceCache: object }).apiVersionResourceCache,
+      knownResourceLists(),
+    );
   }
 
   static connect(source: KubeConfigSource): KubeClient {

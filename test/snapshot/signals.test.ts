@@ -126,10 +126,20 @@ test(
   "SIGINT while waiting for the Job to complete: exit 9, nothing left",
   async () => {
     const ns = freshNamespace(cluster, "sig-job");
-    const r = await interruptAt(ns, AGENT_IMAGE, {
-      method: "GET",
-      path: `/apis/batch/v1/namespaces/${ns}/jobs`,
-    });
+    // The Job watch opens right after the Job; held, the run can only end by the signal once the
+    // agent's log stream has begun.
+    const r = await interruptAt(
+      ns,
+      AGENT_IMAGE,
+      { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs` },
+      (since) =>
+        untilRequest(
+          cluster,
+          (e) =>
+            e.seq > since && e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && e.path.endsWith("/log"),
+          "the agent log stream",
+        ),
+    );
     expect(r.stderr).toContain("running on gpu-node-1");
     expect(r.stderr).not.toContain("result read");
     expect(r.stderr).toContain("cleaned up");
@@ -161,13 +171,24 @@ test(
   "SIGINT while the result is read: exit 9, no snapshot on stdout, nothing left",
   async () => {
     const ns = freshNamespace(cluster, "sig-result");
-    const r = await interruptAt(ns, AGENT_IMAGE, {
+    // The result normally arrives as a watch event; with that watch held, the run reads the
+    // ConfigMap after the Job completes — and that read is held too (the fault's second hit).
+    const fault = cluster.faults.add({
       method: "GET",
-      path: new RegExp(`^/api/v1/namespaces/${ns}/configmaps/aicr-agent-snapshot-`),
+      path: new RegExp(`^/api/v1/namespaces/${ns}/configmaps(/aicr-agent-snapshot-.*)?$`),
+      latencyMs: HOLD_MS,
+      count: 2,
     });
-    expect(r.stdout).toBe("");
-    expect(r.stderr).not.toContain("result read");
-    await nothingLeft(ns);
+    try {
+      const r = await interruptAt(ns, AGENT_IMAGE, undefined, () =>
+        untilTrue(() => fault.fired >= 2, "the held result read"),
+      );
+      expect(r.stdout).toBe("");
+      expect(r.stderr).not.toContain("result read");
+      await nothingLeft(ns);
+    } finally {
+      fault.remove();
+    }
   },
   TEST_MS,
 );
@@ -190,12 +211,8 @@ test(
   "a second SIGINT exits at once, printing what may be left and the one kubectl command that removes it",
   async () => {
     const ns = freshNamespace(cluster, "sig-twice");
-    // Cleanup's Job delete is held, so the second signal lands while the objects still stand.
-    const fault = cluster.faults.add({
-      method: "DELETE",
-      path: `/apis/batch/v1/namespaces/${ns}/jobs/*`,
-      latencyMs: HOLD_MS,
-    });
+    // Cleanup's deletes are held, so the second signal lands while the objects still stand.
+    const fault = cluster.faults.add({ method: "DELETE", path: /.*/, latencyMs: HOLD_MS, nth: 0 });
     try {
       const run = spawnSnapshot(admin, ["-n", ns, "--image", HANGING_IMAGE]);
       await untilRequest(
@@ -227,7 +244,12 @@ test(
       const command = `kubectl delete clusterrole aicr-node-reader-${runId}`;
       expect(r.stderr).toContain(command);
       // The printed command removes everything: deleting the anchor lets the garbage collector take the rest.
-      cluster.store.delete(resource("clusterroles"), undefined, `aicr-node-reader-${runId}`, {});
+      // (The dead process's held delete of it may land first; either way the anchor goes.)
+      try {
+        cluster.store.delete(resource("clusterroles"), undefined, `aicr-node-reader-${runId}`, {});
+      } catch (err) {
+        if ((err as { code?: number }).code !== 404) throw err;
+      }
       await nothingLeft(ns);
     } finally {
       fault.remove();

@@ -110,11 +110,7 @@ export async function runValidationJobs(
     return results;
   } finally {
     try {
-      if (o.cleanup)
-        report(
-          await cleanupRun({ client: io.client, created, identity, log: io.log, anchorKind: "ClusterRole" }),
-          io.log,
-        );
+      if (o.cleanup) report(await cleanupRun({ client: io.client, created, identity, log: io.log }), io.log);
       else
         for (const e of created.list())
           io.log.info(`kept (--no-cleanup): ${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`, {
