@@ -21,7 +21,6 @@ import {
   INSTANT_IMAGE,
   instantCluster,
   median,
-  memoizeRbacLists,
   mib,
   runCli,
   snapshotTemplate,
@@ -29,10 +28,8 @@ import {
 } from "./snapshot-common.ts";
 
 const { values } = parseArgs({
-  options: { sdk: { type: "string" }, cli: { type: "string" }, "raw-fake": { type: "boolean" } },
+  options: { sdk: { type: "string" }, cli: { type: "string" } },
 });
-/** Without --raw-fake, the fake's per-request RBAC snapshot is memoized (see memoizeRbacLists). */
-const MEMO = !values["raw-fake"];
 const SDK_RUNS = Number(values.sdk ?? 64);
 const CLI_RUNS = Number(values.cli ?? 16);
 const NS = "scale";
@@ -54,7 +51,6 @@ function leftovers(cluster: Cluster): number {
 
 async function sdk(): Promise<void> {
   const cluster = await instantCluster(await snapshotTemplate());
-  if (MEMO) memoizeRbacLists(cluster);
   try {
     const client = KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
     const log = createLogger({ json: true, write: () => {} });
@@ -83,9 +79,7 @@ async function sdk(): Promise<void> {
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     const crosstalk = ok.filter((r) => r.runId !== r.docRunId).length;
     const distinct = new Set(ok.map((r) => r.runId)).size;
-    console.log(
-      `SDK: ${SDK_RUNS} concurrent collectSnapshot() in one process, one namespace${MEMO ? " (fake: RBAC lists memoized)" : " (fake as is)"}`,
-    );
+    console.log(`SDK: ${SDK_RUNS} concurrent collectSnapshot() in one process, one namespace`);
     console.log(`  succeeded:            ${ok.length}/${SDK_RUNS} (distinct run IDs ${distinct})`);
     for (const f of failed.slice(0, 3))
       console.log(`  failure: ${(f.reason as Error).message.split("\n")[0]}`);
@@ -103,7 +97,6 @@ async function sdk(): Promise<void> {
 
 async function cli(): Promise<void> {
   const cluster = await snapshotCluster();
-  if (MEMO) memoizeRbacLists(cluster);
   try {
     const admin = cluster.kubeconfigFor("admin");
     const args = ["-n", NS, "--image", AGENT_IMAGE];

@@ -27,11 +27,24 @@ export interface RequestContext {
   userAgent: string;
 }
 
+const RBAC_KINDS = ["roles", "rolebindings", "clusterroles", "clusterrolebindings"] as const;
+const rbacCache = new WeakMap<Store, { key: string; snapshot: RbacSnapshot }>();
+
+/**
+ * Every Role, ClusterRole and binding, as the authorizer reads them. Rebuilt only when one of those
+ * tables changed: the authorizer runs on every request, and copying every RBAC object each time made
+ * the fake, not the client under test, the bottleneck of concurrent runs. Read-only for callers.
+ */
 export function rbacSnapshot(store: Store): RbacSnapshot {
-  return {
+  const key = RBAC_KINDS.map((k) => store.tableVersion(resource(k))).join(",");
+  const hit = rbacCache.get(store);
+  if (hit?.key === key) return hit.snapshot;
+  const snapshot = {
     roles: store.list(resource("roles")).items,
     roleBindings: store.list(resource("rolebindings")).items,
     clusterRoles: store.list(resource("clusterroles")).items,
     clusterRoleBindings: store.list(resource("clusterrolebindings")).items,
   } as unknown as RbacSnapshot;
+  rbacCache.set(store, { key, snapshot });
+  return snapshot;
 }

@@ -85,6 +85,7 @@ export class Store {
   private readonly history: History;
   private readonly watchers = new Set<Watcher>();
   private readonly listeners = new Set<(e: StoreEvent) => void>();
+  private readonly tableVersions = new Map<ResourceType, number>();
 
   constructor(options: StoreOptions = {}) {
     this.now = options.now ?? (() => new Date());
@@ -294,7 +295,17 @@ export class Store {
     return f;
   }
 
+  /** How many times a resource's table changed: lets derived views (the RBAC snapshot) be cached. */
+  tableVersion(r: ResourceType): number {
+    return this.tableVersions.get(r) ?? 0;
+  }
+
+  private bump(r: ResourceType): void {
+    this.tableVersions.set(r, this.tableVersion(r) + 1);
+  }
+
   private commit(r: ResourceType, type: "ADDED" | "MODIFIED", obj: KObject, old?: KObject): KObject {
+    this.bump(r);
     obj.metadata.resourceVersion = String(++this.rv);
     const stored = clone(obj);
     this.table(r).set(keyOf(obj.metadata.namespace, obj.metadata.name!), stored);
@@ -306,6 +317,7 @@ export class Store {
     const key = keyOf(obj.metadata.namespace, obj.metadata.name!);
     const old = this.table(r).get(key);
     this.table(r).delete(key);
+    this.bump(r);
     obj.metadata.resourceVersion = String(++this.rv);
     const stored = clone(obj);
     this.publish({
