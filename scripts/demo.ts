@@ -2,10 +2,13 @@
  * `npm run demo`: starts the fake cluster (as `npm run cluster` does: HTTPS, two GPU nodes, one of them
  * tainted, and a CPU node) whose kubelet runs dist/aicr as the agent, then runs two overlapping
  * `aicr snapshot` invocations in one namespace. Shows each run's ID and its own result, then that the
- * namespace holds no run object afterwards. Exits 0 when all of that holds.
+ * namespace holds no run object afterwards. Then it runs `aicr validate` with examples/recipe.yaml
+ * against the cluster's GPU Operator (a live capture plus one validation Job per check) and shows the
+ * report. Exits 0 when all of that holds.
  */
 import { join } from "node:path";
 import { processRuntime } from "../test/cluster/controllers/process-runtime.ts";
+import { installGpuOperator, operandRuntime } from "../test/cluster/gpu-operator.ts";
 import { demoNodes } from "../test/cluster/nodes.ts";
 import { resource } from "../test/cluster/resources.ts";
 import { startCluster } from "../test/cluster/server.ts";
@@ -29,9 +32,11 @@ const cluster = await startCluster({
           AICR_HOST_ROOT: join(ROOT, "test/fixtures/hosts/h100-node"),
           NO_COLOR: "1",
         },
+        fallback: operandRuntime,
       }),
   },
 });
+await installGpuOperator(cluster);
 const kubeconfig = cluster.kubeconfigFor("admin");
 
 interface Run {
@@ -127,6 +132,31 @@ try {
     `  run objects left in namespace ${NS} (and cluster-wide): ${left.length === 0 ? "none" : left.join(", ")}`,
   );
   ok = good && left.length === 0;
+  say();
+  say(`# aicr validate -r examples/recipe.yaml: readiness, then one validation Job per check`);
+  const v = Bun.spawn(
+    [AICR, "validate", "-r", join(ROOT, "examples/recipe.yaml"), "-n", NS, "--image", IMAGE, "-t", "json"],
+    {
+      env: { PATH: process.env.PATH ?? "", KUBECONFIG: kubeconfig, NO_COLOR: "1" },
+      stdout: "pipe",
+      stderr: "pipe",
+    },
+  );
+  const [vout, verr, vcode] = await Promise.all([
+    new Response(v.stdout).text(),
+    new Response(v.stderr).text(),
+    v.exited,
+  ]);
+  const report = JSON.parse(vout || "{}") as {
+    results?: { tests?: { name: string; status: string; message?: string }[] };
+  };
+  for (const t of report.results?.tests ?? []) say(`  ${t.status.padEnd(7)} ${t.name}: ${t.message ?? ""}`);
+  const validateRunId = verr.match(/runID=(\S+)/)?.[1] ?? "?";
+  const leftAfter = runObjects();
+  say(
+    `  validate run ID ${validateRunId}: exit ${vcode}; run objects left: ${leftAfter.length === 0 ? "none" : leftAfter.join(", ")}`,
+  );
+  ok &&= vcode === 0 && (report.results?.tests?.length ?? 0) > 0 && leftAfter.length === 0;
   say(ok ? "# demo OK" : "# demo FAILED");
 } finally {
   await cluster.stop();
