@@ -1,15 +1,15 @@
 /** A fake cluster for validate: GPU nodes, the GPU Operator fixture, and pods that run dist/aicr. */
 import { join } from "node:path";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
-import { type Cluster, startCluster } from "../cluster/server.ts";
-import { type KObject, resource } from "../cluster/store.ts";
-import { AICR, aicr, baseEnv, ensureBuilt, type Result, ROOT } from "../e2e/_aicr.ts";
 import {
   type GpuOperatorOptions,
   gpuClusterNodes,
   installGpuOperator,
   operandRuntime,
 } from "../cluster/gpu-operator.ts";
+import { type Cluster, startCluster } from "../cluster/server.ts";
+import { type KObject, resource } from "../cluster/store.ts";
+import { AICR, aicr, baseEnv, ensureBuilt, type Result, ROOT } from "../e2e/_aicr.ts";
 
 export const IMAGE = "ghcr.io/nvidia/aicr:validate-test";
 export const NS = "aicr-validation";

@@ -1,6 +1,7 @@
 /** Inputs from ConfigMaps, and a check that runs out of time. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
+import { HANGING_TAG } from "../cluster/gpu-operator.ts";
 import type { Cluster } from "../cluster/server.ts";
 import { resource } from "../cluster/store.ts";
 import { aicr, baseEnv } from "../e2e/_aicr.ts";
@@ -16,7 +17,6 @@ import {
   validate,
   validationCluster,
 } from "./_harness.ts";
-import { HANGING_TAG } from "../cluster/gpu-operator.ts";
 
 let cluster: Cluster;
 beforeAll(async () => {

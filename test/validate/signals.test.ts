@@ -1,5 +1,6 @@
 /** Ctrl-C during a running check: the run stops waiting, cleans up what it created, and exits 9. */
 import { afterAll, beforeAll, expect, test } from "bun:test";
+import { HANGING_TAG } from "../cluster/gpu-operator.ts";
 import type { Cluster } from "../cluster/server.ts";
 import { resource } from "../cluster/store.ts";
 import { AICR, baseEnv, ensureBuilt } from "../e2e/_aicr.ts";
@@ -13,7 +14,6 @@ import {
   until,
   validationCluster,
 } from "./_harness.ts";
-import { HANGING_TAG } from "../cluster/gpu-operator.ts";
 
 let cluster: Cluster;
 beforeAll(async () => {
