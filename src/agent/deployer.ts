@@ -5,7 +5,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { type CleanupOptions, cleanupRun, type ReceiptRow } from "./cleanup.ts";
 import { createOwned, settleAll } from "./create-owned.ts";
 import { CreatedSet } from "./created-set.ts";
-import { buildAgentJob, type Toleration } from "./job-spec.ts";
+import { buildAgentJob, type PodSettings } from "./job-spec.ts";
 import { type RunIdentity, runLabels } from "./labels.ts";
 import { type RunNames, runNames } from "./names.ts";
 import { ensureNamespace } from "./namespace.ts";
@@ -24,28 +24,15 @@ import { resolveServiceAccountMode, type ServiceAccountMode } from "./service-ac
 import { describePodState, type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
 import { watchUntil } from "./watch-until.ts";
 
-export interface AgentRunConfig {
+export interface AgentRunConfig extends PodSettings {
   namespace: string;
   identity: RunIdentity;
-  image: string;
-  privileged: boolean;
   /** --job-name: a prefix. */
   jobPrefix?: string | undefined;
   /** --service-account-name: exact if such a ServiceAccount exists, else a prefix; unset is never probed. */
   serviceAccountName?: string | undefined;
   /** A delivered cm:// target (the user's; never deleted). Absent → the run's own staging ConfigMap. */
   delivered?: { namespace: string; name: string } | undefined;
-  imagePullSecrets?: string[] | undefined;
-  nodeSelector?: Record<string, string> | undefined;
-  tolerations?: Toleration[] | undefined;
-  requireGpu?: boolean | undefined;
-  runtimeClassName?: string | undefined;
-  os?: string | undefined;
-  maxNodesPerEntry?: number | undefined;
-  discoverNetwork?: boolean | undefined;
-  debug?: boolean | undefined;
-  requests?: Record<string, string> | undefined;
-  limits?: Record<string, string> | undefined;
 }
 
 /** Everything decided before the first request: names are validated here, so bad input writes nothing. */

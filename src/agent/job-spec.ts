@@ -1,24 +1,14 @@
 import type { RunNames } from "./names.ts";
 import { type OwnerRef, ownerReference } from "./rbac-objects.ts";
 
-/** What the Job needs beyond the run's names; every field already validated by the caller. */
-export interface AgentJobInput {
-  names: RunNames;
-  namespace: string;
-  labels: Record<string, string>;
-  runId: string;
+/** How the agent's pod runs: shared by the run's config (deployer.ts) and the Job builder. */
+export interface PodSettings {
   image: string;
-  /** The ServiceAccount the pod runs as: the run's own, or an existing one (exact mode). */
-  serviceAccountName: string;
-  /** `cm://<ns>/<name>` the agent writes. */
-  output: string;
-  /** True when `output` is the run's staging ConfigMap: the agent then owns it to the Job. */
-  outputIsStaging: boolean;
+  privileged: boolean;
   imagePullSecrets?: string[] | undefined;
   nodeSelector?: Record<string, string> | undefined;
   /** Absent → tolerate every taint. */
   tolerations?: Toleration[] | undefined;
-  privileged: boolean;
   requireGpu?: boolean | undefined;
   runtimeClassName?: string | undefined;
   os?: string | undefined;
@@ -27,6 +17,20 @@ export interface AgentJobInput {
   debug?: boolean | undefined;
   requests?: Record<string, string> | undefined;
   limits?: Record<string, string> | undefined;
+}
+
+/** What the Job needs beyond the run's names; every field already validated by the caller. */
+export interface AgentJobInput extends PodSettings {
+  names: RunNames;
+  namespace: string;
+  labels: Record<string, string>;
+  runId: string;
+  /** The ServiceAccount the pod runs as: the run's own, or an existing one (exact mode). */
+  serviceAccountName: string;
+  /** `cm://<ns>/<name>` the agent writes. */
+  output: string;
+  /** True when `output` is the run's staging ConfigMap: the agent then owns it to the Job. */
+  outputIsStaging: boolean;
   activeDeadlineSeconds?: number | undefined;
   owner?: OwnerRef | undefined;
 }

@@ -1,3 +1,4 @@
+import type { Toleration } from "../agent/job-spec.ts";
 import { AicrError } from "../core/errors.ts";
 import { dns1123SubdomainProblems } from "../core/names.ts";
 
@@ -57,13 +58,6 @@ export function parseKeyValue(flag: string, value: string): [string, string] {
 }
 
 const EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
-
-export interface Toleration {
-  key?: string;
-  operator: "Exists" | "Equal";
-  value?: string;
-  effect?: string;
-}
 
 /** `key=value:effect` (Equal) or `key:effect` (Exists). */
 export function parseToleration(flag: string, value: string): Toleration {

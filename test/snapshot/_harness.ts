@@ -221,6 +221,29 @@ export function put(cluster: Cluster, plural: string, object: KObject): KObject 
   return cluster.store.create(resource(plural), object);
 }
 
+/** An existing ServiceAccount (as for IRSA), optionally bound cluster-wide to `clusterRole`. */
+export function existingServiceAccount(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  clusterRole?: string,
+): void {
+  put(cluster, "serviceaccounts", {
+    apiVersion: "v1",
+    kind: "ServiceAccount",
+    metadata: { name, namespace: ns },
+  });
+  if (!clusterRole) return;
+  const rbac = "rbac.authorization.k8s.io";
+  put(cluster, "clusterrolebindings", {
+    apiVersion: `${rbac}/v1`,
+    kind: "ClusterRoleBinding",
+    metadata: { name: `${ns}-${name}` },
+    roleRef: { apiGroup: rbac, kind: "ClusterRole", name: clusterRole },
+    subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
+  });
+}
+
 /** A user bound to `rules` in `namespace` (Role) and cluster-wide (ClusterRole). */
 export function userWith(
   cluster: Cluster,

@@ -7,6 +7,7 @@ import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import type { Cluster } from "../cluster/server.ts";
 import {
   AGENT_IMAGE,
+  existingServiceAccount,
   freshNamespace,
   lastSeq,
   put,
@@ -194,11 +195,7 @@ test(
   "exact mode: an existing ServiceAccount lacking the agent's rules gets one line per rule, exit 4, nothing written",
   async () => {
     const ns = freshNamespace(cluster, "gate-sa");
-    put(cluster, "serviceaccounts", {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name: "bare", namespace: ns },
-    });
+    existingServiceAccount(cluster, ns, "bare");
     const since = lastSeq(cluster);
     const r = await runSnapshot(admin, ["-n", ns, ...img, "--service-account-name", "bare"]);
     expect(r.code, r.stderr).toBe(4);
@@ -218,18 +215,7 @@ test(
   "exact mode when SubjectAccessReview is forbidden: one WARN with the remedy, then the run goes on",
   async () => {
     const ns = freshNamespace(cluster, "gate-nosar");
-    put(cluster, "serviceaccounts", {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name: "wi", namespace: ns },
-    });
-    put(cluster, "clusterrolebindings", {
-      apiVersion: `${RBAC}/v1`,
-      kind: "ClusterRoleBinding",
-      metadata: { name: `${ns}-wi` },
-      roleRef: { apiGroup: RBAC, kind: "ClusterRole", name: "cluster-admin" },
-      subjects: [{ kind: "ServiceAccount", name: "wi", namespace: ns }],
-    });
+    existingServiceAccount(cluster, ns, "wi", "cluster-admin");
     const kc = userWith(
       cluster,
       "no-sar",

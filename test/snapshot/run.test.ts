@@ -8,6 +8,7 @@ import { resource } from "../cluster/resources.ts";
 import type { Cluster } from "../cluster/server.ts";
 import {
   AGENT_IMAGE,
+  existingServiceAccount,
   freshNamespace,
   lastSeq,
   put,
@@ -157,18 +158,7 @@ test(
   "exact ServiceAccount mode: runs as the existing ServiceAccount and creates no RBAC",
   async () => {
     const ns = freshNamespace(cluster, "exact");
-    put(cluster, "serviceaccounts", {
-      apiVersion: "v1",
-      kind: "ServiceAccount",
-      metadata: { name: "irsa", namespace: ns },
-    });
-    put(cluster, "clusterrolebindings", {
-      apiVersion: "rbac.authorization.k8s.io/v1",
-      kind: "ClusterRoleBinding",
-      metadata: { name: `${ns}-irsa` },
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
-      subjects: [{ kind: "ServiceAccount", name: "irsa", namespace: ns }],
-    });
+    existingServiceAccount(cluster, ns, "irsa", "cluster-admin");
     const before = cluster.log.entries.length;
     const r = await runSnapshot(admin, ["-n", ns, ...img, "--service-account-name", "irsa"]);
     expect(r.code, r.stderr).toBe(0);
