@@ -9,7 +9,7 @@ type Loader = () => Promise<CommandDef<ArgsDef>>;
 /** The command map: the plugin seam. A command is listed here only once it works; each loads lazily. */
 export const COMMANDS: Record<string, { description: string; load: Loader }> = {
   snapshot: {
-    description: "Capture a node's configuration (--local: this host; in the agent Job's pod: that node)",
+    description: "Capture a GPU node's configuration through a run-isolated agent Job (--local: this host)",
     load: () => import("./commands/snapshot.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
   },
   "render-rbac": {
