@@ -46,3 +46,8 @@ function report(log: ReturnType<typeof createLogger>, err: unknown, json: boolea
   if (!isAicrError(shown) && shown instanceof Error && shown.stack) log.debug(shown.stack);
   process.exitCode = exitCodeOf(shown);
 }
+
+// A cancelled run has already cleaned up and said so; requests still in flight (a held watch, a slow
+// apiserver) must not keep the operator waiting. Exit once stdout has drained.
+if (controller.signal.aborted)
+  process.stdout.write("", () => process.exit(process.exitCode ?? EXIT_CANCELED));
