@@ -53,6 +53,8 @@ export async function createOwned<T extends KubernetesObject>(
   const ref = refOf(object);
   o.created.recordIntent(ref, ownerUids(object));
   for (let attempt = 0; ; attempt++) {
+    // A cancelled run starts no new create (one in flight still settles, so cleanup sees it).
+    if (o.signal.aborted) throw o.signal.reason;
     let err: unknown;
     try {
       const made = await o.client.create(object);

@@ -98,7 +98,11 @@ export class AgentRun {
         namespace: config.namespace,
         name: config.serviceAccountName,
       }));
-    const namespace = ensureNamespace(client, { namespace: config.namespace, log: this.ctx.log });
+    const namespace = ensureNamespace(client, {
+      namespace: config.namespace,
+      log: this.ctx.log,
+      signal: this.ctx.signal,
+    });
     const meta = { names: this.names, namespace: config.namespace, labels: this.plan.labels };
     let owner: OwnerRef | undefined;
     let serviceAccountName: string;

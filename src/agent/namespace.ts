@@ -11,7 +11,7 @@ import { isAlreadyExistsError, isForbiddenError, isNotFoundError } from "../kube
  */
 export async function ensureNamespace(
   client: KubeClient,
-  options: { namespace: string; log: Logger },
+  options: { namespace: string; log: Logger; signal?: AbortSignal | undefined },
 ): Promise<void> {
   const ref = { apiVersion: "v1", kind: "Namespace", name: options.namespace };
   const labels = { [LABEL.managedBy]: LABEL_VALUE.app };
@@ -22,6 +22,7 @@ export async function ensureNamespace(
     if (!isNotFoundError(err) && !isForbiddenError(err)) throw err;
   }
   if (!live) {
+    if (options.signal?.aborted) throw options.signal.reason;
     try {
       await client.create({
         apiVersion: "v1",

@@ -9,7 +9,7 @@ import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
 import { agentLogRelay } from "./agent-log.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
-import { noCreatesAfter, unlessAborted } from "./cancel.ts";
+import { unlessAborted } from "./cancel.ts";
 import type { SnapshotRunOptions } from "./options.ts";
 import { checkPermissions } from "./permissions.ts";
 import { createProgress } from "./progress.ts";
@@ -107,8 +107,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   planAgentRun(config); // names are validated before the first request
   const fail = new AbortController();
   const signal = AbortSignal.any([o.signal, fail.signal]);
-  const writer = noCreatesAfter(o.client, signal);
-  let run = new AgentRun(writer, config, { log: o.log, signal });
+  let run = new AgentRun(o.client, config, { log: o.log, signal });
 
   // Read-only and fail-open: it goes out with the gate's questions instead of after them.
   const gpuLookup = o.autoTarget ? startGpuNodeLookup(o.client) : undefined;
@@ -137,7 +136,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   let nodeSelector = o.nodeSelector;
   if (o.autoTarget) {
     nodeSelector = await unlessAborted(gpuNodeSelector(o.client, o.log, gpuLookup), signal);
-    if (nodeSelector) run = new AgentRun(writer, { ...config, nodeSelector }, { log: o.log, signal });
+    if (nodeSelector) run = new AgentRun(o.client, { ...config, nodeSelector }, { log: o.log, signal });
   }
   const unregister = onForcedExit(() => leftoverReport(run, o.namespace));
   let sentinel: { stop: () => void } | undefined;
