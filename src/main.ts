@@ -47,7 +47,10 @@ function report(log: ReturnType<typeof createLogger>, err: unknown, json: boolea
   process.exitCode = exitCodeOf(shown);
 }
 
-// A cancelled run has already cleaned up and said so; requests still in flight (a held watch, a slow
-// apiserver) must not keep the operator waiting. Exit once stdout has drained.
-if (controller.signal.aborted)
-  process.stdout.write("", () => process.exit(process.exitCode ?? EXIT_CANCELED));
+// The command is done (a cancelled run has cleaned up and said so): sockets kept alive for reuse,
+// watches still closing or a slow apiserver's answers in flight must not keep the operator waiting.
+// Exit once stdout and stderr have drained.
+const drained = (stream: NodeJS.WriteStream) =>
+  new Promise<void>((resolve) => stream.write("", () => resolve()));
+await Promise.all([drained(process.stdout), drained(process.stderr)]);
+process.exit(process.exitCode ?? (controller.signal.aborted ? EXIT_CANCELED : 0));

@@ -1,7 +1,7 @@
 import type { Writable } from "node:stream";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import type { KubeClient } from "../kube/client.ts";
+import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
 import { type CleanupOptions, cleanupRun, type ReceiptRow } from "./cleanup.ts";
 import { createOwned, settleAll } from "./create-owned.ts";
 import { CreatedSet } from "./created-set.ts";
@@ -55,6 +55,15 @@ export function planAgentRun(config: AgentRunConfig): AgentRunPlan {
 
 const RBAC = "rbac.authorization.k8s.io/v1";
 
+export interface DeployOptions {
+  /** Already resolved (by the gate): not probed again. */
+  mode?: ServiceAccountMode | undefined;
+  /** The namespace as this invocation just read it: not read again. */
+  namespace?: KubeObject | undefined;
+  /** See AgentRun.deploy. */
+  onWatchable?: (() => void) | undefined;
+}
+
 /**
  * One run of the agent: deploy → pod → logs → completion → result → cleanup. One instance per
  * invocation; it owns and selects only its own objects.
@@ -64,9 +73,16 @@ export class AgentRun {
   readonly plan: AgentRunPlan;
   mode: ServiceAccountMode | undefined;
   jobUid: string | undefined;
-  /** Waits watch from here: the run's pods and result cannot predate its Job. */
+  /** The Job create's own resourceVersion (undefined when the Job was adopted after a lost answer). */
   jobResourceVersion: string | undefined;
+  /**
+   * Waits watch from here, with no list: a resourceVersion answered before the Job's create was sent,
+   * so nothing they look for (the Job's pods, its end, the agent's write) can predate it.
+   */
+  watchFrom: string | undefined;
   private names: RunNames;
+  /** Settles with the Job's create: waits opened before it hold their events until then. */
+  private readonly jobCreated = Promise.withResolvers<void>();
 
   constructor(
     private readonly client: KubeClient,
@@ -75,6 +91,7 @@ export class AgentRun {
   ) {
     this.plan = planAgentRun(config);
     this.names = this.plan.names;
+    this.jobCreated.promise.catch(() => {});
   }
 
   private createOptions() {
@@ -87,8 +104,22 @@ export class AgentRun {
     };
   }
 
-  /** Creates the run's objects. The caller registers cleanup before calling this: it runs on failure too. */
-  async deploy(options: { mode?: ServiceAccountMode } = {}): Promise<void> {
+  /**
+   * Creates the run's objects. The caller registers cleanup before calling this: it runs on failure too.
+   * `onWatchable` is called once the run's waits can be opened: in prefix mode just before the Job's
+   * create is sent (so the watches are open by the time it is answered), else right after it.
+   */
+  async deploy(options: DeployOptions = {}): Promise<void> {
+    try {
+      await this.createObjects(options);
+      this.jobCreated.resolve();
+    } catch (err) {
+      this.jobCreated.reject(err);
+      throw err;
+    }
+  }
+
+  private async createObjects(options: DeployOptions) {
     const { client, config } = this;
     if (config.runtimeClassName) await checkRuntimeClass(client, config.runtimeClassName);
     // The mode is a read-only probe; it comes before the first write so a refusal writes nothing.
@@ -100,6 +131,7 @@ export class AgentRun {
       }));
     const namespace = ensureNamespace(client, {
       namespace: config.namespace,
+      known: options.namespace,
       log: this.ctx.log,
       signal: this.ctx.signal,
     });
@@ -122,15 +154,17 @@ export class AgentRun {
         uid: anchor.metadata?.uid ?? "",
       };
       const withOwner = { ...meta, owner };
-      await settleAll(
-        [
-          buildClusterRoleBinding(withOwner),
-          buildServiceAccount(withOwner),
-          buildRole(withOwner),
-          buildRoleBinding(withOwner),
-        ].map((o) => createOwned(o, this.createOptions())),
-      );
+      const create = (o: KubernetesObject) => createOwned(o, this.createOptions());
+      const serviceAccount = create(buildServiceAccount(withOwner));
+      await settleAll([
+        create(buildClusterRoleBinding(withOwner)),
+        serviceAccount,
+        create(buildRole(withOwner)),
+        create(buildRoleBinding(withOwner)),
+      ]);
       serviceAccountName = this.names.serviceAccount;
+      // Answered before the Job's create is sent: a resourceVersion that precedes the Job.
+      this.watchFrom = (await serviceAccount).metadata?.resourceVersion;
     } else {
       this.ctx.log.info(
         `using the existing ServiceAccount ${config.namespace}/${this.mode.name}: aicr creates and deletes no RBAC for this run`,
@@ -151,11 +185,15 @@ export class AgentRun {
       outputIsStaging: this.plan.ownsOutput,
       owner,
     });
+    const early = this.watchFrom !== undefined;
+    if (early) options.onWatchable?.();
     const made = await createOwned(job, this.createOptions());
     this.jobUid = made.metadata?.uid;
     // Only a create's own answer dates the Job's birth; an adopted Job was read later, after its pods.
     this.jobResourceVersion = this.created.find("Job")?.adopted ? undefined : made.metadata?.resourceVersion;
+    this.watchFrom ??= this.jobResourceVersion;
     this.ctx.log.info(`deployed Job ${config.namespace}/${this.names.job}`, { uid: this.jobUid });
+    if (!early) options.onWatchable?.();
   }
 
   private requireJob(): string {
@@ -163,15 +201,16 @@ export class AgentRun {
     return this.jobUid;
   }
 
-  waitForPod(timeoutMs: number, onPending?: (pod: PodState) => void): Promise<PodState> {
+  waitForPod(timeoutMs: number, stop?: AbortSignal, onPending?: (pod: PodState) => void): Promise<PodState> {
     return waitForStartedPod(this.client, {
       namespace: this.config.namespace,
       runId: this.config.identity.runId,
-      jobUid: this.requireJob(),
+      uid: () => this.requireJob(),
+      ready: this.jobCreated.promise,
       timeoutMs,
-      signal: this.ctx.signal,
+      signal: stop ? AbortSignal.any([this.ctx.signal, stop]) : this.ctx.signal,
       onPending,
-      resourceVersion: this.jobResourceVersion,
+      resourceVersion: this.watchFrom,
     });
   }
 
@@ -188,10 +227,11 @@ export class AgentRun {
       return await waitForJob(this.client, {
         namespace: this.config.namespace,
         name: this.names.job,
-        uid: this.requireJob(),
+        uid: () => this.requireJob(),
+        ready: this.jobCreated.promise,
         timeoutMs,
         signal: stop ? AbortSignal.any([this.ctx.signal, stop]) : this.ctx.signal,
-        resourceVersion: this.jobResourceVersion,
+        resourceVersion: this.watchFrom,
       });
     } catch (err) {
       if (!(err instanceof AicrError) || err.code !== "TIMEOUT") throw err;
@@ -227,7 +267,8 @@ export class AgentRun {
         namespace: this.plan.output.namespace,
         fieldSelector: `metadata.name=${this.plan.output.name}`,
       },
-      resourceVersion: this.jobResourceVersion,
+      resourceVersion: this.watchFrom,
+      ready: this.jobCreated.promise,
       signal: AbortSignal.any([this.ctx.signal, signal]),
       timeoutMs,
       // A list (after a watch ended) may show an older delivered copy: only a newer write counts.

@@ -11,15 +11,23 @@ import { isAlreadyExistsError, isForbiddenError, isNotFoundError } from "../kube
  */
 export async function ensureNamespace(
   client: KubeClient,
-  options: { namespace: string; log: Logger; signal?: AbortSignal | undefined },
+  options: {
+    namespace: string;
+    log: Logger;
+    signal?: AbortSignal | undefined;
+    /** The namespace as this invocation just read it (the gate does): not read again. */
+    known?: KubeObject | undefined;
+  },
 ): Promise<void> {
   const ref = { apiVersion: "v1", kind: "Namespace", name: options.namespace };
   const labels = { [LABEL.managedBy]: LABEL_VALUE.app };
-  let live: KubeObject | undefined;
-  try {
-    live = await client.get<KubeObject>(ref);
-  } catch (err) {
-    if (!isNotFoundError(err) && !isForbiddenError(err)) throw err;
+  let live = options.known;
+  if (!live) {
+    try {
+      live = await client.get<KubeObject>(ref);
+    } catch (err) {
+      if (!isNotFoundError(err) && !isForbiddenError(err)) throw err;
+    }
   }
   if (!live) {
     if (options.signal?.aborted) throw options.signal.reason;

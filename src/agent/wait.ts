@@ -18,21 +18,29 @@ export interface JobOutcome {
   message?: string | undefined;
 }
 
+/** Where a wait starts and what it is checked against, when it is opened before the Job's create returns. */
+interface JobBound {
+  /** The Job's UID (read when events are checked: after `ready`). */
+  uid: () => string;
+  resourceVersion?: string | undefined;
+  /** Settles when the Job's create has (see WatchUntilOptions.ready). */
+  ready?: Promise<unknown> | undefined;
+}
+
 /** Waits for this run's Job (by name, and by the UID its create returned) to complete or fail. */
 export function waitForJob(
   client: KubeClient,
-  o: {
+  o: JobBound & {
     namespace: string;
     name: string;
-    uid: string;
     timeoutMs: number;
     signal: AbortSignal;
-    resourceVersion?: string | undefined;
   },
 ): Promise<JobOutcome> {
   return watchUntil<JobLike, JobOutcome>({
     client,
     resourceVersion: o.resourceVersion,
+    ready: o.ready,
     apiVersion: "batch/v1",
     kind: "Job",
     plural: "jobs",
@@ -40,7 +48,7 @@ export function waitForJob(
     signal: o.signal,
     timeoutMs: o.timeoutMs,
     check(job, type) {
-      if (type === "DELETED" || job.metadata?.uid !== o.uid) {
+      if (type === "DELETED" || job.metadata?.uid !== o.uid()) {
         throw new AicrError(
           "INTERNAL",
           `Job ${o.namespace}/${o.name} was deleted or replaced while the run waited for it`,
@@ -89,20 +97,19 @@ export function describePodState(pod: PodState | undefined): string {
  */
 export function waitForStartedPod(
   client: KubeClient,
-  o: {
+  o: JobBound & {
     namespace: string;
     runId: string;
-    jobUid: string;
     timeoutMs: number;
     signal: AbortSignal;
     onPending?: (pod: PodState) => void;
-    resourceVersion?: string | undefined;
   },
 ): Promise<PodState> {
   let last: PodState | undefined;
   return watchUntil<PodState, PodState>({
     client,
     resourceVersion: o.resourceVersion,
+    ready: o.ready,
     apiVersion: "v1",
     kind: "Pod",
     plural: "pods",
@@ -110,8 +117,7 @@ export function waitForStartedPod(
     signal: o.signal,
     timeoutMs: o.timeoutMs,
     check(pod, type) {
-      if (type === "DELETED" || !ownedByJob(pod, o.jobUid) || pod.metadata.deletionTimestamp)
-        return undefined;
+      if (type === "DELETED" || !ownedByJob(pod, o.uid()) || pod.metadata.deletionTimestamp) return undefined;
       last = pod;
       const state = pod.status?.containerStatuses?.[0]?.state;
       if (

@@ -19,6 +19,12 @@ export interface WatchUntilOptions<T, R> {
    * this wait cares about can predate it. A watch that ends falls back to list + watch as usual.
    */
   resourceVersion?: string | undefined;
+  /**
+   * Opened before what `check` depends on exists (e.g. watching for a Job's pods while the Job's
+   * create is still in flight): events are held until this settles, then checked in order. A
+   * rejection ends the wait with that error.
+   */
+  ready?: Promise<unknown> | undefined;
 }
 
 const RELIST_PAUSE_MS = 200;
@@ -43,14 +49,29 @@ const watchPath = (o: { apiVersion: string; plural: string; namespace: string })
  */
 export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
   const deadline = AbortSignal.timeout(o.timeoutMs);
-  const stop = AbortSignal.any([o.signal, deadline]);
+  const unready = new AbortController();
+  const stop = AbortSignal.any([o.signal, deadline, unready.signal]);
   let last: T | undefined;
   let from = o.resourceVersion;
   let listedOnce = false;
+  let ready = o.ready === undefined;
+  let held: { object: T; type: string }[] = [];
+  let release: (() => void) | undefined;
+  o.ready?.then(
+    () => {
+      ready = true;
+      release?.();
+    },
+    (err) => unready.abort(err),
+  );
+  const whenReady = async () => {
+    if (!ready) await o.ready;
+  };
   while (!stop.aborted) {
     let resourceVersion = from;
     from = undefined;
     if (resourceVersion === undefined) {
+      await whenReady();
       listedOnce = true;
       const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list);
       for (const item of listed.items) {
@@ -64,6 +85,26 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
     let failure: unknown;
     const watchStop = new AbortController();
     const both = AbortSignal.any([stop, watchStop.signal]);
+    const consider = (object: T, type: string) => {
+      if (found !== undefined || failure !== undefined) return;
+      last = object;
+      try {
+        const r = o.check(object, type);
+        if (r !== undefined) {
+          found = r;
+          watchStop.abort();
+        }
+      } catch (err) {
+        // Thrown inside the watch's callback it would escape the stream; carry it out instead.
+        failure = err;
+        watchStop.abort();
+      }
+    };
+    release = () => {
+      const events = held;
+      held = [];
+      for (const e of events) consider(e.object, e.type);
+    };
     const ended = await o.client.watch<T>(
       watchPath({ ...o, namespace: o.list.namespace }),
       {
@@ -75,28 +116,17 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
       {
         signal: both,
         onEvent: (event) => {
-          if (
-            found !== undefined ||
-            failure !== undefined ||
-            event.type === "BOOKMARK" ||
-            event.type === "ERROR"
-          )
-            return;
-          last = event.object;
-          try {
-            const r = o.check(event.object, event.type);
-            if (r !== undefined) {
-              found = r;
-              watchStop.abort();
-            }
-          } catch (err) {
-            // Thrown inside the watch's callback it would escape the stream; carry it out instead.
-            failure = err;
-            watchStop.abort();
-          }
+          if (event.type === "BOOKMARK" || event.type === "ERROR") return;
+          if (ready) consider(event.object, event.type);
+          else held.push({ object: event.object, type: event.type });
         },
       },
     );
+    if (held.length > 0 && !stop.aborted) {
+      // The watch ended before what its events are checked against existed: check them now.
+      await whenReady();
+      release();
+    }
     if (failure !== undefined) throw failure;
     if (found !== undefined) return found;
     // A watch refused at once (a 5xx, a 410 on resume) is retried after a pause, not in a tight loop.
@@ -104,7 +134,8 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
   }
   // Started from a resourceVersion and never listed: look once, so the answer or the TIMEOUT message
   // reflects what stands now rather than only the events that happened to arrive.
-  if (o.resourceVersion !== undefined && !listedOnce && !o.signal.aborted) {
+  if (unready.signal.aborted) throw unready.signal.reason;
+  if (o.resourceVersion !== undefined && !listedOnce && ready && !o.signal.aborted) {
     const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list).catch(() => undefined);
     for (const item of listed?.items ?? []) {
       last = item;

@@ -6,7 +6,6 @@ import { repeatedFlag } from "../core/argv.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { collectNodeSnapshot } from "../snapshot/collect-node.ts";
 import { describeDestination, parseDestination } from "../snapshot/deliver.ts";
-import { parseSnapshot } from "../snapshot/schema.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat, serializeSnapshot } from "../snapshot/serialize.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
@@ -194,9 +193,10 @@ export default defineAicrCommand({
       log: ctx.log,
       signal: ctx.signal,
       runId: ctx.runId,
+      checkRunId: ctx.runIdGiven,
       delivered: dest.kind === "configmap" ? dest.ref : undefined,
     });
-    const doc = parseSnapshot(result.content, "the agent's snapshot");
+    const doc = result.document;
     if (placementMismatch(doc)) {
       ctx.log.warn("snapshot has no GPU data but cluster topology shows GPU-capable nodes", {
         fix: "pass --node-selector nvidia.com/gpu.present=true, --require-gpu (needs the device plugin), or --runtime-class nvidia",

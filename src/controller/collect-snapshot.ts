@@ -1,19 +1,22 @@
 import type { ReceiptRow } from "../agent/cleanup.ts";
 import { AgentRun, type AgentRunConfig, planAgentRun } from "../agent/deployer.ts";
 import { buildAgentJob } from "../agent/job-spec.ts";
+import type { ResultConfigMap } from "../agent/result.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
+import type { JobOutcome, PodState } from "../agent/wait.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { onForcedExit } from "../core/shutdown.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
+import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { agentLogRelay } from "./agent-log.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
 import { unlessAborted } from "./cancel.ts";
 import type { SnapshotRunOptions } from "./options.ts";
 import { checkPermissions } from "./permissions.ts";
 import { createProgress } from "./progress.ts";
-import { startSentinel } from "./sentinel.ts";
+import { type Placement, podFailure, startSentinel } from "./sentinel.ts";
 
 export interface CollectSnapshotOptions extends Omit<SnapshotRunOptions, "destination" | "format"> {
   client: KubeClient;
@@ -21,6 +24,11 @@ export interface CollectSnapshotOptions extends Omit<SnapshotRunOptions, "destin
   signal: AbortSignal;
   /** Defaults to a fresh one: concurrent calls in one process never share a run. */
   runId?: string | undefined;
+  /**
+   * Refuse, before anything is written, a run ID whose objects still stand. Default: when `runId` is
+   * given. A generated one (64 random bits) cannot be in use, so it costs no look-up.
+   */
+  checkRunId?: boolean | undefined;
   /** A delivered cm:// target in the run's namespace; absent → the run's staging ConfigMap. */
   delivered?: { namespace: string; name: string } | undefined;
 }
@@ -29,6 +37,8 @@ export interface CollectSnapshotResult {
   runId: string;
   /** The agent's YAML, byte for byte. */
   content: string;
+  /** The same, parsed and checked against the snapshot schema. */
+  document: Snapshot;
   /** What cleanup did; empty with cleanup off. */
   receipt: ReceiptRow[];
   /** What was kept with cleanup off. */
@@ -63,7 +73,7 @@ function dryRunPod(run: AgentRun, config: AgentRunConfig, mode: ServiceAccountMo
 /**
  * The run's anchor and Job names must be free: a reused --run-id whose objects still stand is refused
  * here, before anything is created, instead of half-way through the creates. Read-only, and sent with
- * the gate (it also teaches the client the RBAC and batch paths, so the creates need no discovery).
+ * the gate.
  */
 async function namesAreFree(
   client: KubeClient,
@@ -111,14 +121,22 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
 
   // Read-only and fail-open: it goes out with the gate's questions instead of after them.
   const gpuLookup = o.autoTarget ? startGpuNodeLookup(o.client) : undefined;
-  const free = namesAreFree(o.client, run, o.namespace, identity.runId);
+  const free =
+    (o.checkRunId ?? o.runId !== undefined)
+      ? namesAreFree(o.client, run, o.namespace, identity.runId)
+      : Promise.resolve();
   free.catch(() => {});
+  // Read once, for the gate's admission prediction and then by the deployer (which creates it if absent).
+  const namespaceRead = o.client
+    .get({ apiVersion: "v1", kind: "Namespace", name: o.namespace })
+    .catch((err: unknown) => err);
   const gate = await unlessAborted(
     checkPermissions(
       o.client,
       {
         namespace: o.namespace,
         outputNamespace: run.plan.output.namespace,
+        namespaceRead,
         ownsOutput: run.plan.ownsOutput,
         discoverNetwork: o.discoverNetwork,
         resolveMode: () =>
@@ -138,6 +156,11 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     nodeSelector = await unlessAborted(gpuNodeSelector(o.client, o.log, gpuLookup), signal);
     if (nodeSelector) run = new AgentRun(o.client, { ...config, nodeSelector }, { log: o.log, signal });
   }
+  const placement = (): Placement => ({
+    nodeSelector,
+    tolerations: o.tolerations,
+    autoTargeted: o.autoTarget && Boolean(nodeSelector),
+  });
   const unregister = onForcedExit(() => leftoverReport(run, o.namespace));
   let sentinel: { stop: () => void } | undefined;
   const relay = agentLogRelay(o.log);
@@ -145,6 +168,8 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   const kept: CollectSnapshotResult["kept"] = [];
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   const watches = new AbortController();
+  let content = "";
+  let document: Snapshot | AicrError | undefined;
   try {
     const deadline = Date.now() + o.timeoutMs;
     // --timeout bounds the whole wait, the log stream included (it would follow a stuck agent forever).
@@ -157,32 +182,45 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
         ),
       o.timeoutMs,
     );
-    await run.deploy({ mode: gate.mode });
+    // The pod, the Job's end and the agent's write all arrive as events on watches opened while the
+    // Job's create is in flight (from a resourceVersion that precedes it, no lists).
+    const remaining = () => Math.max(1, deadline - Date.now());
+    let waits:
+      | { pod: Promise<PodState>; completion: Promise<JobOutcome>; written: Promise<ResultConfigMap> }
+      | undefined;
+    let seen: ResultConfigMap | undefined;
+    const openWaits = () => {
+      const opened = {
+        // A pending pod the cluster already knows cannot run (image pull, unschedulable) fails the run now.
+        pod: run.waitForPod(remaining(), watches.signal, (pending) => {
+          const cause = podFailure(pending, { image: o.image, placement: placement() });
+          if (cause) fail.abort(cause);
+        }),
+        completion: run.waitForCompletion(remaining(), watches.signal),
+        written: run.watchResult(remaining(), watches.signal),
+      };
+      opened.written.then((cm) => (seen = cm)).catch(() => {});
+      for (const p of Object.values(opened)) p.catch(() => {});
+      waits = opened;
+    };
+    const namespace = await namespaceRead;
+    await run.deploy({
+      mode: gate.mode,
+      namespace: namespace instanceof Error ? undefined : (namespace as KubeObject),
+      onWatchable: openWaits,
+    });
+    if (!waits) throw new AicrError("INTERNAL", "the run's waits were not opened");
     progress.phase("run objects created", { job: run.plan.names.job });
     sentinel = startSentinel(o.client, {
       namespace: o.namespace,
-      runId: identity.runId,
       jobUid: run.jobUid ?? "",
-      image: o.image,
-      placement: {
-        nodeSelector: nodeSelector,
-        tolerations: o.tolerations,
-        autoTargeted: o.autoTarget && Boolean(nodeSelector),
-      },
       timeoutMs: o.timeoutMs,
       log: o.log,
       onFailure: (err) => fail.abort(err),
     });
-    // Opened together right after the Job (from its resourceVersion, no lists): the pod, the Job's
-    // end and the agent's write all arrive as events while the agent runs.
-    const remaining = () => Math.max(1, deadline - Date.now());
-    const completion = run.waitForCompletion(remaining(), watches.signal);
-    const written = run.watchResult(remaining(), watches.signal);
-    let seen: Awaited<typeof written> | undefined;
-    written.then((cm) => (seen = cm)).catch(() => {});
-    completion.catch(() => {});
+    const { completion } = waits;
     // Every wait ends at once on SIGINT or a fail-fast cause, even with its request still in flight.
-    const pod = await unlessAborted(run.waitForPod(remaining()), signal);
+    const pod = await unlessAborted(waits.pod, signal);
     progress.phase(
       `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
     );
@@ -190,9 +228,8 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     const outcome = await unlessAborted(completion, signal);
     if (!outcome.succeeded) throw await agentFailure(run, outcome, relay.lastLines());
     // The write's event normally came first; if it has not, the ConfigMap is read instead.
-    const content = await unlessAborted(run.readResult(seen), signal);
+    content = await unlessAborted(run.readResult(seen), signal);
     progress.phase("result read");
-    return { runId: identity.runId, content, receipt, kept };
   } finally {
     clearTimeout(deadlineTimer);
     watches.abort();
@@ -200,7 +237,10 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     // Still registered while cleanup runs: a second Ctrl-C during cleanup must still say what may be left.
     try {
       if (o.cleanup) {
-        receipt.push(...(await withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS)));
+        const cleaning = withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS);
+        // CPU work while the deletes are on the wire (client-node sends them from its own thread).
+        if (content) document = validated(content);
+        receipt.push(...(await cleaning));
         const bad = receipt.filter((r) => r.outcome === "failed" || r.outcome === "left-behind");
         if (bad.length > 0)
           o.log.warn(`cleanup could not remove ${bad.length} object(s)`, {
@@ -220,6 +260,18 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     }
     // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
     o.signal.throwIfAborted();
+  }
+  document ??= validated(content);
+  if (document instanceof Error) throw document;
+  return { runId: identity.runId, content, document, receipt, kept };
+}
+
+/** The agent's document, checked against the schema; an error is returned, to be thrown after cleanup. */
+function validated(content: string): Snapshot | AicrError {
+  try {
+    return parseSnapshot(content, "the agent's snapshot");
+  } catch (err) {
+    return err instanceof AicrError ? err : new AicrError("INTERNAL", String(err), { cause: err });
   }
 }
 

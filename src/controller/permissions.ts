@@ -52,6 +52,8 @@ export interface GateInput {
   resolveMode: () => Promise<ServiceAccountMode>;
   /** Set when no ServiceAccount name was given: prefix mode, no look-up needed. */
   knownMode?: ServiceAccountMode | undefined;
+  /** The namespace's read (the object, or the error it answered), when the caller already sent it. */
+  namespaceRead?: Promise<unknown> | undefined;
   /** The agent pod as the Job would create it, for the admission dry run. */
   dryRunPod: (mode: ServiceAccountMode) => KubeObject;
   /** Once aborted, no further review is sent. */
@@ -171,7 +173,8 @@ async function admissionLines(
 ): Promise<{ denied: string[]; notes: string[] }> {
   // One wave: the dry run is sent alongside the questions that decide whether its answer counts.
   const [ns, may, dryRun] = await Promise.all([
-    client.get({ apiVersion: "v1", kind: "Namespace", name: input.namespace }).catch((err: unknown) => err),
+    input.namespaceRead ??
+      client.get({ apiVersion: "v1", kind: "Namespace", name: input.namespace }).catch((err: unknown) => err),
     review(client, { verb: "create", group: "", resource: "pods", namespace: input.namespace }),
     client.create(input.dryRunPod(mode), { dryRun: true }).then(
       () => undefined,

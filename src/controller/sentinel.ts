@@ -1,5 +1,3 @@
-import { runPodSelector } from "../agent/labels.ts";
-import { ownedByJob } from "../agent/pod-select.ts";
 import type { PodState } from "../agent/wait.ts";
 import { watchUntil } from "../agent/watch-until.ts";
 import { AicrError } from "../core/errors.ts";
@@ -73,17 +71,15 @@ export function jobEventFailure(event: EventLike, jobUid: string): AicrError | u
 }
 
 /**
- * Watches the run's pods and its Job's events while the run waits, and aborts the run with the first
- * fatal cause: the operator hears it within seconds, not at the timeout.
+ * Watches the run's Job's events while the run waits, and aborts the run with the first fatal cause:
+ * the operator hears it within seconds, not at the timeout. (The pod's own causes, podFailure, are
+ * checked on the run's pod watch as it reports pending pods: one watch of the run's pods, not two.)
  */
 export function startSentinel(
   client: KubeClient,
   o: {
     namespace: string;
-    runId: string;
     jobUid: string;
-    image: string;
-    placement: Placement;
     timeoutMs: number;
     log: Logger;
     onFailure: (err: AicrError) => void;
@@ -94,14 +90,6 @@ export function startSentinel(
     if (!stop.signal.aborted) o.onFailure(err);
   };
   const common = { client, signal: stop.signal, timeoutMs: o.timeoutMs, describeTimeout: () => "" };
-  const pods = watchUntil<PodState, AicrError>({
-    ...common,
-    apiVersion: "v1",
-    kind: "Pod",
-    plural: "pods",
-    list: { namespace: o.namespace, labelSelector: runPodSelector(o.runId) },
-    check: (pod) => (ownedByJob(pod, o.jobUid) ? podFailure(pod, o) : undefined),
-  });
   const events = watchUntil<EventLike, AicrError>({
     ...common,
     apiVersion: "v1",
@@ -111,10 +99,8 @@ export function startSentinel(
     list: { namespace: o.namespace, fieldSelector: `involvedObject.uid=${o.jobUid}` },
     check: (event) => jobEventFailure(event, o.jobUid),
   });
-  for (const watch of [pods, events]) {
-    watch.then(report, (err: unknown) => {
-      if (!stop.signal.aborted) o.log.debug("fail-fast watch ended", { cause: (err as Error).message });
-    });
-  }
+  events.then(report, (err: unknown) => {
+    if (!stop.signal.aborted) o.log.debug("fail-fast watch ended", { cause: (err as Error).message });
+  });
   return { stop: () => stop.abort() };
 }

@@ -7,6 +7,8 @@ import { generateInvocationId, resolveRunId } from "./run-id.ts";
 /** What every command receives: created once per invocation, in this one place. */
 export interface RunContext {
   readonly runId: string;
+  /** The run ID came from --run-id / AICR_RUN_ID rather than being generated. */
+  readonly runIdGiven: boolean;
   readonly invocationId: string;
   readonly command: string;
   readonly version: string;
@@ -48,6 +50,7 @@ export function createRunContext(options: RunContextOptions): RunContext {
   log.debug("run context", { invocationId, version: VERSION, transport: options.transport });
   return {
     runId,
+    runIdGiven: Boolean(options.flags.runId || env.AICR_RUN_ID),
     invocationId,
     command: options.command,
     version: VERSION,

@@ -5,6 +5,7 @@
  *   cluster.faults.add({ method: "POST", path: "/api/v1/namespaces/*\/configmaps", status: 429, retryAfterSeconds: 1 })
  *   cluster.faults.add({ method: "POST", path: "...", dropAfterCommit: true })   // the lost create response
  *   cluster.faults.add({ path: "...", latencyMs: 200 })
+ *   cluster.faults.add({ path: "...", holdUntil: somePromise })                  // answered only after it
  *   cluster.faults.add({ path: "...", cutWatchAfterEvents: 2 })
  *   cluster.faults.add({ path: "...", watchGoneOnResume: true })
  */
@@ -17,6 +18,8 @@ export interface FaultEffect {
   message?: string;
   /** Delay before the request is processed. */
   latencyMs?: number;
+  /** Hold the request, unprocessed, until this settles: orders a request after a cluster event without timing. */
+  holdUntil?: Promise<unknown>;
   /** Process the request, then reset the connection instead of answering. */
   dropAfterCommit?: boolean;
   /** End a watch response after this many events. */

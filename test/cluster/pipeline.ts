@@ -93,6 +93,7 @@ export class Pipeline {
       }
       effects = mergeEffects(this.c.faults.take(req.method, url.pathname, (f) => faultApplies(f, info, url)));
       if (effects.latencyMs) await Bun.sleep(effects.latencyMs);
+      if (effects.holdUntil) await effects.holdUntil.catch(() => {});
       if (effects.status) {
         faults.push(`status ${effects.status}`);
         throw statusError(effects.status, effects.message, effects.retryAfterSeconds);

@@ -10,7 +10,6 @@ import {
   existingServiceAccount,
   freshNamespace,
   lastSeq,
-  put,
   runObjects,
   runSnapshot,
   snapshotCluster,

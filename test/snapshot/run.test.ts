@@ -11,7 +11,6 @@ import {
   existingServiceAccount,
   freshNamespace,
   lastSeq,
-  put,
   runIdOf,
   runObjects,
   runSnapshot,
