@@ -15,7 +15,7 @@ import { stringify } from "yaml";
 import { INSTANT_IMAGE, instantCluster, median, runCli, snapshotTemplate } from "./snapshot-common.ts";
 
 const { values } = parseArgs({ options: { runs: { type: "string" } } });
-const RUNS = Number(values.runs ?? 5);
+const RUNS = Number(values.runs ?? 15);
 const KUBECTL = Bun.which("kubectl") ?? "/usr/bin/kubectl";
 const NS = "bench";
 

@@ -46,6 +46,11 @@ export interface CollectSnapshotResult {
 }
 
 const CLEANUP_TIMEOUT_MS = 30_000;
+/**
+ * A Job that cannot create its pod says so only in an Event (FailedCreate). The Job controller
+ * normally creates the pod within this long, so the run's Events are watched only if it has not.
+ */
+const SENTINEL_AFTER_MS = 1000;
 
 function dryRunPod(run: AgentRun, config: AgentRunConfig, mode: ServiceAccountMode): KubeObject {
   const job = buildAgentJob({
@@ -167,6 +172,8 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   const receipt: ReceiptRow[] = [];
   const kept: CollectSnapshotResult["kept"] = [];
   let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
+  let sentinelTimer: ReturnType<typeof setTimeout> | undefined;
+  let podSeen = false;
   const watches = new AbortController();
   let content = "";
   let document: Snapshot | AicrError | undefined;
@@ -193,6 +200,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
       const opened = {
         // A pending pod the cluster already knows cannot run (image pull, unschedulable) fails the run now.
         pod: run.waitForPod(remaining(), watches.signal, (pending) => {
+          podSeen = true;
           const cause = podFailure(pending, { image: o.image, placement: placement() });
           if (cause) fail.abort(cause);
         }),
@@ -211,16 +219,20 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     });
     if (!waits) throw new AicrError("INTERNAL", "the run's waits were not opened");
     progress.phase("run objects created", { job: run.plan.names.job });
-    sentinel = startSentinel(o.client, {
-      namespace: o.namespace,
-      jobUid: run.jobUid ?? "",
-      timeoutMs: o.timeoutMs,
-      log: o.log,
-      onFailure: (err) => fail.abort(err),
-    });
+    sentinelTimer = setTimeout(() => {
+      if (podSeen || signal.aborted) return;
+      sentinel = startSentinel(o.client, {
+        namespace: o.namespace,
+        jobUid: run.jobUid ?? "",
+        timeoutMs: remaining(),
+        log: o.log,
+        onFailure: (err) => fail.abort(err),
+      });
+    }, SENTINEL_AFTER_MS);
     const { completion } = waits;
     // Every wait ends at once on SIGINT or a fail-fast cause, even with its request still in flight.
     const pod = await unlessAborted(waits.pod, signal);
+    podSeen = true;
     progress.phase(
       `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
     );
@@ -232,6 +244,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     progress.phase("result read");
   } finally {
     clearTimeout(deadlineTimer);
+    clearTimeout(sentinelTimer);
     watches.abort();
     sentinel?.stop();
     // Still registered while cleanup runs: a second Ctrl-C during cleanup must still say what may be left.
@@ -269,7 +282,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
 /** The agent's document, checked against the schema; an error is returned, to be thrown after cleanup. */
 function validated(content: string): Snapshot | AicrError {
   try {
-    return parseSnapshot(content, "the agent's snapshot");
+    return parseSnapshot(content, "the agent's snapshot", { native: true });
   } catch (err) {
     return err instanceof AicrError ? err : new AicrError("INTERNAL", String(err), { cause: err });
   }

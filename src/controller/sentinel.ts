@@ -72,7 +72,8 @@ export function jobEventFailure(event: EventLike, jobUid: string): AicrError | u
 
 /**
  * Watches the run's Job's events while the run waits, and aborts the run with the first fatal cause:
- * the operator hears it within seconds, not at the timeout. (The pod's own causes, podFailure, are
+ * the operator hears it within seconds, not at the timeout. Started only when the Job has shown no
+ * pod for a second (see collect-snapshot.ts): a Job with a pod needs no FailedCreate watch. (The pod's own causes, podFailure, are
  * checked on the run's pod watch as it reports pending pods: one watch of the run's pods, not two.)
  */
 export function startSentinel(

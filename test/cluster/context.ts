@@ -40,10 +40,10 @@ export function rbacSnapshot(store: Store): RbacSnapshot {
   const hit = rbacCache.get(store);
   if (hit?.key === key) return hit.snapshot;
   const snapshot = {
-    roles: store.list(resource("roles")).items,
-    roleBindings: store.list(resource("rolebindings")).items,
-    clusterRoles: store.list(resource("clusterroles")).items,
-    clusterRoleBindings: store.list(resource("clusterrolebindings")).items,
+    roles: store.storedObjects(resource("roles")),
+    roleBindings: store.storedObjects(resource("rolebindings")),
+    clusterRoles: store.storedObjects(resource("clusterroles")),
+    clusterRoleBindings: store.storedObjects(resource("clusterrolebindings")),
   } as unknown as RbacSnapshot;
   rbacCache.set(store, { key, snapshot });
   return snapshot;

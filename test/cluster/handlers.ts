@@ -23,7 +23,10 @@ export function clusterHandlers(c: ClusterContext, contextOf: (req: Request) => 
     };
   const api: Serve = (rc, req) => serveApi(c, rc, req);
   // Simplification: no /openapi/v2 or /openapi/v3 handlers; kubectl create/apply need --validate=false.
+  // The resource handlers first: msw tries handlers in order, parsing each request once per handler.
   return [
+    http.all("*/api/*", wrap(api)),
+    http.all("*/apis/*", wrap(api)),
     http.get(
       "*/version",
       wrap(() => json(VERSION_INFO)),
@@ -36,8 +39,6 @@ export function clusterHandlers(c: ClusterContext, contextOf: (req: Request) => 
       "*/apis",
       wrap(() => json(apiGroupList())),
     ),
-    http.all("*/api/*", wrap(api)),
-    http.all("*/apis/*", wrap(api)),
   ];
 }
 

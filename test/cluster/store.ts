@@ -152,6 +152,14 @@ export class Store {
     return created;
   }
 
+  /**
+   * The stored objects themselves, not copies, in key order: for derived views that only read (the
+   * RBAC snapshot the authorizer consults on every request). Never mutate what this returns.
+   */
+  storedObjects(r: ResourceType): readonly KObject[] {
+    return [...this.table(r).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, o]) => o);
+  }
+
   list(r: ResourceType, opts: ListOptions = {}): ListResult {
     const w: Watcher = { resource: r, filter: this.filter(r, opts), bookmarks: false, send() {} };
     const matching = [...this.table(r).values()].filter((o) => eventFor(w, fakeEntry(r, o)));
@@ -333,9 +341,19 @@ export class Store {
 
   private publish(e: HistoryEntry): void {
     this.history.append(e);
+    // One copy per object sent, shared by the watchers it goes to: they serialize it, never change it.
+    const copies = new Map<object, object>();
+    const copy = <T extends object>(o: T): T => {
+      let c = copies.get(o);
+      if (!c) {
+        c = clone(o);
+        copies.set(o, c);
+      }
+      return c as T;
+    };
     for (const w of this.watchers) {
       const ev = eventFor(w, { ...e, type: e.type === "DELETED" ? "DELETED" : e.type });
-      if (ev) w.send({ type: ev.type, object: clone(ev.object) });
+      if (ev) w.send({ type: ev.type, object: copy(ev.object) });
     }
     const change: StoreEvent = { type: e.type, resource: e.resource, object: clone(e.object) };
     if (e.oldObject) change.oldObject = clone(e.oldObject);

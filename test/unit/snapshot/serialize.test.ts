@@ -40,6 +40,39 @@ const TRICKY: Snapshot = buildSnapshot({
             real: 1.5,
             count: 8,
             flag: false,
+            octal: "0o17",
+            binary: "0b101",
+            underscore: "1_000",
+            inf: ".inf",
+            negInf: "-.Inf",
+            nan: ".nan",
+            capitalTrue: "True",
+            upperNull: "NULL",
+            clock: "12:30:00",
+            plus: "+12",
+            negZero: "-0",
+            tag: "!tag x",
+            alias: "*alias",
+            anchor: "&anchor",
+            directive: "%YAML 1.1",
+            at: "@at",
+            tick: "`tick",
+            flowSeq: "[x, y]",
+            flowMap: "{x: y}",
+            dash: "- x",
+            question: "? x",
+            pipe: "|",
+            greater: ">",
+            single: "'single'",
+            double: '"double"',
+            unicode: "ümlaut ✓",
+            tab: "tab\there",
+            trailing: "trailing ",
+            zero: 0,
+            negative: -1,
+            huge: 1e21,
+            tenth: 0.1,
+            big: 123456789012,
           },
         },
       ],
@@ -48,9 +81,37 @@ const TRICKY: Snapshot = buildSnapshot({
   ],
 });
 
+const errorOf = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+    return undefined;
+  } catch (err) {
+    return (err as Error).message;
+  }
+};
+
 describe("serializeSnapshot", () => {
   test.each(["yaml", "json"] as const)("%s round-trips to the same document", (format) => {
     expect(parseSnapshot(serializeSnapshot(TRICKY, format), `x.${format}`)).toEqual(TRICKY);
+  });
+
+  test.each(["yaml", "json"] as const)(
+    "%s: the native reader reads back exactly what the strict one does",
+    (format) => {
+      const text = serializeSnapshot(TRICKY, format);
+      expect(parseSnapshot(text, "x", { native: true })).toEqual(parseSnapshot(text, "x"));
+      expect(parseSnapshot(text, "x", { native: true })).toEqual(TRICKY);
+    },
+  );
+
+  test("the native reader fails as the strict one does on what is not one map", () => {
+    const yaml = serializeSnapshot(TRICKY, "yaml");
+    for (const bad of [`${yaml}---\n${yaml}`, "a: [1, 2\n", "- just\n- a list\n", "plain scalar\n", ""]) {
+      const strict = errorOf(() => parseSnapshot(bad, "bad"));
+      const native = errorOf(() => parseSnapshot(bad, "bad", { native: true }));
+      expect(strict).toBeDefined();
+      expect(native).toBe(strict);
+    }
   });
 
   test("strings that look like numbers, booleans or null are quoted in YAML", () => {
@@ -104,6 +165,7 @@ describe("serializeSnapshot", () => {
     const doc = buildSnapshot({ measurements, version: "0.1.0", sourceNode: "gpu-node-07", now: NOW });
     for (const format of ["yaml", "json"] as const) {
       expect(parseSnapshot(serializeSnapshot(doc, format), format)).toEqual(doc);
+      expect(parseSnapshot(serializeSnapshot(doc, format), format, { native: true })).toEqual(doc);
     }
   });
 });
