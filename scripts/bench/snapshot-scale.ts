@@ -6,8 +6,13 @@
  *  2. 16 concurrent CLI processes (dist/aicr) whose agents run the compiled binary too: all succeed,
  *     zero crosstalk, and each CLI process's peak RSS.
  *
- *   bun scripts/bench/snapshot-scale.ts [--sdk 64] [--cli 16]
+ * The SDK part runs against the fake cluster in a child process (an apiserver is not in the caller's
+ * process), once with no added latency and once with 50 ms per request.
+ *
+ *   bun scripts/bench/snapshot-scale.ts [--sdk 64] [--cli 16] [--latency 0,50]
  */
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { collectSnapshot } from "../../src/controller/collect-snapshot.ts";
 import { resolveSnapshotOptions } from "../../src/controller/options.ts";
@@ -17,20 +22,14 @@ import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { resource } from "../../test/cluster/resources.ts";
 import type { Cluster } from "../../test/cluster/server.ts";
 import { AGENT_IMAGE, snapshotCluster } from "../../test/snapshot/_harness.ts";
-import {
-  INSTANT_IMAGE,
-  instantCluster,
-  median,
-  mib,
-  runCli,
-  snapshotTemplate,
-  withPeakRss,
-} from "./snapshot-common.ts";
+import { INSTANT_IMAGE, median, mib, runCli, withPeakRss } from "./snapshot-common.ts";
 
 const { values } = parseArgs({
-  options: { sdk: { type: "string" }, cli: { type: "string" } },
+  options: { sdk: { type: "string" }, cli: { type: "string" }, latency: { type: "string" } },
 });
 const SDK_RUNS = Number(values.sdk ?? 64);
+/** Per-request latency added by the fake: none (pure CPU on this machine) and one like bench (a)'s. */
+const LATENCIES = (values.latency ?? "0,50").split(",").map(Number);
 const CLI_RUNS = Number(values.cli ?? 16);
 const NS = "scale";
 
@@ -49,49 +48,111 @@ function leftovers(cluster: Cluster): number {
   );
 }
 
-async function sdk(): Promise<void> {
-  const cluster = await instantCluster(await snapshotTemplate());
+/** The fake cluster in a child process (scripts/bench/fake-server.ts), so this process runs only aicr. */
+async function startFake(
+  latencyMs: number,
+): Promise<{ kubeconfig: string; cpuMs: () => number; stop: () => Promise<void> }> {
+  const proc = Bun.spawn(
+    [process.execPath, join(import.meta.dir, "fake-server.ts"), "--latency", String(latencyMs)],
+    { stdin: "pipe", stdout: "pipe", stderr: "inherit" },
+  );
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) throw new Error("the fake cluster exited before printing KUBECONFIG");
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  const kubeconfig = text.match(/KUBECONFIG=(\S+)/)?.[1];
+  if (!kubeconfig) throw new Error(`unexpected output from the fake cluster: ${text}`);
+  return {
+    kubeconfig,
+    // utime + stime of the fake's process, in clock ticks (100 a second on Linux).
+    cpuMs: () => {
+      const fields = readFileSync(`/proc/${proc.pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+      return (Number(fields[11]) + Number(fields[12])) * 10;
+    },
+    stop: async () => {
+      proc.stdin.end();
+      await proc.exited;
+    },
+  };
+}
+
+/** Run objects still standing, read through the API as an operator would. */
+async function leftoversViaApi(client: KubeClient): Promise<number> {
+  const selector = { labelSelector: "aicr.run/run-id" };
+  const kinds: [string, string, string | undefined][] = [
+    ["v1", "ServiceAccount", NS],
+    ["rbac.authorization.k8s.io/v1", "Role", NS],
+    ["rbac.authorization.k8s.io/v1", "RoleBinding", NS],
+    ["batch/v1", "Job", NS],
+    ["v1", "ConfigMap", NS],
+    ["rbac.authorization.k8s.io/v1", "ClusterRole", undefined],
+    ["rbac.authorization.k8s.io/v1", "ClusterRoleBinding", undefined],
+  ];
+  const counts = await Promise.all(
+    kinds.map(([apiVersion, kind, namespace]) =>
+      client.list(apiVersion, kind, { ...selector, namespace }).then((l) => l.items.length),
+    ),
+  );
+  return counts.reduce((a, b) => a + b, 0);
+}
+
+async function sdk(latencyMs: number): Promise<void> {
+  const fake = await startFake(latencyMs);
   try {
-    const client = KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
+    const client = KubeClient.connect({ kubeconfig: fake.kubeconfig, env: {} });
     const log = createLogger({ json: true, write: () => {} });
     const options = resolveSnapshotOptions(
       { namespace: NS, image: INSTANT_IMAGE, imagePullSecrets: [], nodeSelectors: [], tolerations: [] },
       {},
     );
     const one = () =>
-      collectSnapshot({ ...options, client, log, signal: new AbortController().signal }).then((r) => {
-        const doc = parseSnapshot(r.content, r.runId);
-        return { runId: r.runId, docRunId: String(doc.metadata["run-id"]) };
-      });
-    await one(); // warm: namespace, connections, discovery
+      collectSnapshot({ ...options, client, log, signal: new AbortController().signal }).then((r) => ({
+        runId: r.runId,
+        docRunId: String(r.document.metadata["run-id"]),
+      }));
+    await one(); // warm: namespace, connections
     const singles: number[] = [];
     for (let i = 0; i < 3; i++) {
       const t0 = performance.now();
       await one();
       singles.push(performance.now() - t0);
     }
+    const cpu0 = process.cpuUsage();
+    const fakeCpu0 = fake.cpuMs();
     const t0 = performance.now();
     const { value: results, peakRss } = await withPeakRss(() =>
       Promise.allSettled(Array.from({ length: SDK_RUNS }, one)),
     );
     const wall = performance.now() - t0;
+    const cpu = process.cpuUsage(cpu0);
+    const fakeCpu = fake.cpuMs() - fakeCpu0;
     const ok = results.filter((r) => r.status === "fulfilled").map((r) => r.value);
     const failed = results.filter((r): r is PromiseRejectedResult => r.status === "rejected");
     const crosstalk = ok.filter((r) => r.runId !== r.docRunId).length;
     const distinct = new Set(ok.map((r) => r.runId)).size;
-    console.log(`SDK: ${SDK_RUNS} concurrent collectSnapshot() in one process, one namespace`);
+    console.log(
+      `SDK: ${SDK_RUNS} concurrent collectSnapshot() in one process, one namespace; fake cluster in its own process, ${latencyMs} ms added per request`,
+    );
     console.log(`  succeeded:            ${ok.length}/${SDK_RUNS} (distinct run IDs ${distinct})`);
     for (const f of failed.slice(0, 3))
       console.log(`  failure: ${(f.reason as Error).message.split("\n")[0]}`);
     console.log(`  crosstalk:            ${crosstalk}`);
-    console.log(`  run objects left:     ${leftovers(cluster)}`);
+    console.log(`  run objects left:     ${await leftoversViaApi(client)}`);
     console.log(`  one run (median):     ${median(singles).toFixed(0)} ms`);
     console.log(
       `  ${SDK_RUNS} runs, wall:        ${wall.toFixed(0)} ms (${(wall / median(singles)).toFixed(1)}× one run)`,
     );
-    console.log(`  peak RSS (process):   ${mib(peakRss)} (the fake cluster and its controllers included)`);
+    console.log(
+      `  aicr CPU, all runs:   ${((cpu.user + cpu.system) / 1000).toFixed(0)} ms (${((cpu.user + cpu.system) / 1000 / SDK_RUNS).toFixed(1)} ms a run)`,
+    );
+    console.log(`  fake cluster CPU:     ${fakeCpu} ms (its own process; one event loop)`);
+    console.log(`  peak RSS (process):   ${mib(peakRss)} (aicr only: the fake runs elsewhere)`);
   } finally {
-    await cluster.stop();
+    await fake.stop();
   }
 }
 
@@ -131,5 +192,5 @@ async function cli(): Promise<void> {
   }
 }
 
-await sdk();
-await cli();
+for (const latency of LATENCIES) await sdk(latency);
+if (CLI_RUNS > 0) await cli();

@@ -34,21 +34,25 @@ function specChanged(a: KObject, b: KObject): boolean {
   return strip(a) !== strip(b);
 }
 
+/** The same JSON apart from resourceVersion (key order and undefined members do not count). */
 export function isNoop(old: KObject, next: KObject): boolean {
-  const norm = (o: KObject) =>
-    JSON.stringify(sortKeys({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } }));
-  return norm(old) === norm(next);
+  const norm = (o: KObject) => ({ ...o, metadata: { ...o.metadata, resourceVersion: undefined } });
+  return jsonEqual(norm(old), norm(next));
 }
 
-function sortKeys(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(sortKeys);
-  if (v === null || typeof v !== "object") return v;
-  return Object.fromEntries(
-    Object.entries(v)
-      .filter(([, x]) => x !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
-      .map(([k, x]) => [k, sortKeys(x)]),
-  );
+function jsonEqual(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (a === null || b === null || typeof a !== "object" || typeof b !== "object") return false;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    if (!Array.isArray(a) || !Array.isArray(b) || a.length !== b.length) return false;
+    // JSON writes an undefined element as null.
+    return a.every((x, i) => jsonEqual(x ?? null, b[i] ?? null));
+  }
+  const ra = a as Record<string, unknown>;
+  const rb = b as Record<string, unknown>;
+  const keys = Object.keys(ra).filter((k) => ra[k] !== undefined);
+  if (keys.length !== Object.keys(rb).filter((k) => rb[k] !== undefined).length) return false;
+  return keys.every((k) => jsonEqual(ra[k], rb[k]));
 }
 
 /** Once deletion started, finalizers may only be removed. */

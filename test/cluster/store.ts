@@ -84,8 +84,12 @@ export class Store {
   private readonly data = new Map<ResourceType, Map<string, KObject>>();
   private readonly history: History;
   private readonly watchers = new Set<Watcher>();
+  /** The same watchers by resource: a change is checked only against the watches of its resource. */
+  private readonly watchersOf = new Map<ResourceType, Set<Watcher>>();
   private readonly listeners = new Set<(e: StoreEvent) => void>();
   private readonly tableVersions = new Map<ResourceType, number>();
+  /** ownerReference uid → the stored objects naming it (resource and key): the GC asks on every sync. */
+  private readonly byOwner = new Map<string, Map<string, { resource: ResourceType; key: string }>>();
 
   constructor(options: StoreOptions = {}) {
     this.now = options.now ?? (() => new Date());
@@ -258,7 +262,16 @@ export class Store {
     }
     for (const ev of replay) send(ev);
     this.watchers.add(w);
-    return () => this.watchers.delete(w);
+    let same = this.watchersOf.get(r);
+    if (!same) {
+      same = new Set();
+      this.watchersOf.set(r, same);
+    }
+    same.add(w);
+    return () => {
+      this.watchers.delete(w);
+      this.watchersOf.get(r)?.delete(w);
+    };
   }
 
   subscribe(listener: (e: StoreEvent) => void): () => void {
@@ -279,11 +292,9 @@ export class Store {
 
   dependentsOf(ownerUid: string): { resource: ResourceType; object: KObject }[] {
     const out: { resource: ResourceType; object: KObject }[] = [];
-    for (const [r, t] of this.data) {
-      for (const o of t.values()) {
-        if (o.metadata.ownerReferences?.some((ref) => ref.uid === ownerUid))
-          out.push({ resource: r, object: clone(o) });
-      }
+    for (const { resource: r, key } of this.byOwner.get(ownerUid)?.values() ?? []) {
+      const o = this.table(r).get(key);
+      if (o) out.push({ resource: r, object: clone(o) });
     }
     return out;
   }
@@ -312,11 +323,31 @@ export class Store {
     this.tableVersions.set(r, this.tableVersion(r) + 1);
   }
 
+  private indexOwners(r: ResourceType, key: string, obj: KObject | undefined, add: boolean): void {
+    for (const ref of obj?.metadata.ownerReferences ?? []) {
+      const id = `${r.group}/${r.plural}/${key}`;
+      let deps = this.byOwner.get(ref.uid);
+      if (add) {
+        if (!deps) {
+          deps = new Map();
+          this.byOwner.set(ref.uid, deps);
+        }
+        deps.set(id, { resource: r, key });
+      } else if (deps) {
+        deps.delete(id);
+        if (deps.size === 0) this.byOwner.delete(ref.uid);
+      }
+    }
+  }
+
   private commit(r: ResourceType, type: "ADDED" | "MODIFIED", obj: KObject, old?: KObject): KObject {
     this.bump(r);
     obj.metadata.resourceVersion = String(++this.rv);
     const stored = clone(obj);
-    this.table(r).set(keyOf(obj.metadata.namespace, obj.metadata.name!), stored);
+    const key = keyOf(obj.metadata.namespace, obj.metadata.name!);
+    this.indexOwners(r, key, this.table(r).get(key), false);
+    this.table(r).set(key, stored);
+    this.indexOwners(r, key, stored, true);
     this.publish({ rv: this.rv, resource: r, type, object: stored, ...(old ? { oldObject: old } : {}) });
     return clone(stored);
   }
@@ -324,6 +355,7 @@ export class Store {
   private remove(r: ResourceType, obj: KObject): KObject {
     const key = keyOf(obj.metadata.namespace, obj.metadata.name!);
     const old = this.table(r).get(key);
+    this.indexOwners(r, key, old, false);
     this.table(r).delete(key);
     this.bump(r);
     obj.metadata.resourceVersion = String(++this.rv);
@@ -351,7 +383,7 @@ export class Store {
       }
       return c as T;
     };
-    for (const w of this.watchers) {
+    for (const w of this.watchersOf.get(e.resource) ?? []) {
       const ev = eventFor(w, { ...e, type: e.type === "DELETED" ? "DELETED" : e.type });
       if (ev) w.send({ type: ev.type, object: copy(ev.object) });
     }

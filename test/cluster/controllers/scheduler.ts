@@ -68,14 +68,16 @@ export class Scheduler {
       this.unschedulable.delete(key);
       return undefined;
     }
-    const nodes = this.store.list(NODES).items;
+    // Read in place, not copied: schedule() only reads, and this runs for every pending pod.
+    const nodes = [...this.store.storedObjects(NODES)];
     const podsOnNodes: Record<string, KObject[]> = {};
-    for (const p of this.store.list(PODS).items) {
+    for (const p of this.store.storedObjects(PODS)) {
       const n = p.spec?.nodeName;
       if (!n) continue;
-      podsOnNodes[n] = [...(podsOnNodes[n] ?? []), p];
+      podsOnNodes[n] ??= [];
+      podsOnNodes[n].push(p);
     }
-    const runtimeClasses = this.store.list(RUNTIME_CLASSES).items;
+    const runtimeClasses = [...this.store.storedObjects(RUNTIME_CLASSES)];
     const result = schedule(pod, nodes, { runtimeClasses, podsOnNodes });
     const now = rfc3339(this.opts.clock.now());
     try {
