@@ -1,20 +1,11 @@
 import type { Writable } from "node:stream";
-import {
-  ApisApi,
-  AuthorizationV1Api,
-  CoreV1Api,
-  CustomObjectsApi,
-  type KubernetesObject,
-  KubernetesObjectApi,
-  Log,
-  PatchStrategy,
-  VersionApi,
-  Watch,
-} from "@kubernetes/client-node";
+import type { KubernetesObject } from "@kubernetes/client-node";
+import { AicrError } from "../core/errors.ts";
 import type { KubeConfigSource, LoadedKubeConfig } from "./config.ts";
 import { loadKubeConfig } from "./config.ts";
 import { toAicrError } from "./errors.ts";
-import { knownResourceLists } from "./known-kinds.ts";
+import { KubeHttp, KubeHttpError } from "./http.ts";
+import { knownResource } from "./known-kinds.ts";
 
 /** A Kubernetes object in JSON form; builders produce these, the client sends them as they are. */
 export type { KubernetesObject };
@@ -67,26 +58,37 @@ export interface AccessAnswer {
 
 export type WatchEvent<T> = { type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR"; object: T };
 
+/** The apiserver's list shape. */
+interface RawList<T> {
+  items?: T[];
+  metadata?: { continue?: string; resourceVersion?: string };
+}
+
+interface DiscoveryResource {
+  name: string;
+  kind: string;
+  namespaced: boolean;
+}
+
+const groupVersionPath = (apiVersion: string): string =>
+  apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
+
 /**
- * The one seam between aicr and @kubernetes/client-node. Every call names what it was doing, and
- * every failure leaves as an AicrError (kube/errors.ts) with the apiserver's reason kept.
+ * The one seam between aicr and the Kubernetes API (client-node reads the kubeconfig; kube/http.ts
+ * carries the requests). Every call names what it was doing, and every failure leaves as an
+ * AicrError (kube/errors.ts) with the apiserver's reason kept.
  */
 export class KubeClient {
   readonly server: string;
   readonly origin: string;
-  private readonly loaded: LoadedKubeConfig;
-  private readonly objects: KubernetesObjectApi;
+  private readonly http: KubeHttp;
+  /** Discovery answers, per group version, for kinds outside the known table. */
+  private readonly discovered = new Map<string, Promise<DiscoveryResource[]>>();
 
   private constructor(loaded: LoadedKubeConfig) {
-    this.loaded = loaded;
     this.server = loaded.server;
     this.origin = loaded.origin;
-    this.objects = KubernetesObjectApi.makeApiClient(loaded.kc);
-    // Pre-seed client-node's discovery cache: no discovery round trip for the kinds aicr uses.
-    Object.assign(
-      (this.objects as unknown as { apiVersionResourceCache: object }).apiVersionResourceCache,
-      knownResourceLists(),
-    );
+    this.http = new KubeHttp(loaded.kc, loaded.server);
   }
 
   static connect(source: KubeConfigSource): KubeClient {
@@ -101,14 +103,35 @@ export class KubeClient {
     }
   }
 
+  /** The collection path of a kind (its plural from the known table, else from discovery). */
+  private async collection(apiVersion: string, kind: string, namespace?: string): Promise<string> {
+    let mapping = knownResource(apiVersion, kind);
+    if (!mapping) {
+      const found = (await this.apiResources(apiVersion)).find(
+        (r) => r.kind === kind && !r.name.includes("/"),
+      );
+      if (!found) {
+        throw new AicrError("NOT_FOUND", `the API server does not serve kind ${kind} in ${apiVersion}`, {
+          remedy: "check the apiVersion and kind, and that the CRD or API group is installed",
+        });
+      }
+      mapping = { plural: found.name, namespaced: found.namespaced };
+    }
+    const scope = mapping.namespaced && namespace ? `/namespaces/${encodeURIComponent(namespace)}` : "";
+    return `${groupVersionPath(apiVersion)}${scope}/${mapping.plural}`;
+  }
+
+  private async objectPath(ref: ObjectRef): Promise<string> {
+    return `${await this.collection(ref.apiVersion, ref.kind, ref.namespace)}/${encodeURIComponent(ref.name)}`;
+  }
+
   serverVersion(): Promise<{ gitVersion: string; platform?: string; goVersion?: string }> {
-    return this.call("reading the server version", () => this.loaded.kc.makeApiClient(VersionApi).getCode());
+    return this.call("reading the server version", () => this.http.json("GET", "/version"));
   }
 
   get<T extends Read = KubeObject>(ref: ObjectRef): Promise<T> {
-    return this.call(
-      `reading ${describe(ref)}`,
-      () => this.objects.read(header(ref)) as unknown as Promise<T>,
+    return this.call(`reading ${describe(ref)}`, async () =>
+      this.http.json<T>("GET", await this.objectPath(ref)),
     );
   }
 
@@ -119,30 +142,34 @@ export class KubeClient {
   ): Promise<ListResult<T>> {
     const where = options.namespace ? ` in namespace ${options.namespace}` : "";
     return this.call(`listing ${kind}${where}`, async () => {
-      const list = await this.objects.list(
-        apiVersion,
-        kind,
-        options.namespace,
-        undefined,
-        undefined,
-        undefined,
-        options.fieldSelector,
-        options.labelSelector,
-        options.limit,
-        options.continueToken,
+      const list = await this.http.json<RawList<T>>(
+        "GET",
+        await this.collection(apiVersion, kind, options.namespace),
+        {
+          query: {
+            labelSelector: options.labelSelector,
+            fieldSelector: options.fieldSelector,
+            limit: options.limit,
+            continue: options.continueToken,
+          },
+        },
       );
       return {
-        items: list.items as unknown as T[],
-        continueToken: list.metadata?._continue || undefined,
+        items: list.items ?? [],
+        continueToken: list.metadata?.continue || undefined,
         resourceVersion: list.metadata?.resourceVersion,
       };
     });
   }
 
   create<T extends KubernetesObject>(object: T, options: { dryRun?: boolean } = {}): Promise<T> {
-    return this.call(`creating ${describe(refOf(object))}`, () =>
-      this.objects.create(object, undefined, options.dryRun ? "All" : undefined, "aicr"),
-    ) as Promise<T>;
+    const ref = refOf(object);
+    return this.call(`creating ${describe(ref)}`, async () =>
+      this.http.json<T>("POST", await this.collection(ref.apiVersion, ref.kind, ref.namespace), {
+        body: object,
+        query: { fieldManager: "aicr", dryRun: options.dryRun ? "All" : undefined },
+      }),
+    );
   }
 
   /** Server-side apply: the apiserver merges by field ownership; `force` takes fields from other managers. */
@@ -150,35 +177,24 @@ export class KubeClient {
     object: T,
     options: { fieldManager: string; force: boolean },
   ): Promise<T> {
-    return this.call(`applying ${describe(refOf(object))}`, () =>
-      this.objects.patch(
-        object,
-        undefined,
-        undefined,
-        options.fieldManager,
-        options.force,
-        PatchStrategy.ServerSideApply,
-      ),
-    ) as Promise<T>;
+    const ref = refOf(object);
+    return this.call(`applying ${describe(ref)}`, async () =>
+      this.http.json<T>("PATCH", await this.objectPath(ref), {
+        body: object,
+        contentType: "application/apply-patch+yaml",
+        query: { fieldManager: options.fieldManager, force: options.force || undefined },
+      }),
+    );
   }
 
   mergePatch<T extends Read = KubeObject>(ref: ObjectRef, patch: Record<string, unknown>): Promise<T> {
-    const body = {
-      ...patch,
-      apiVersion: ref.apiVersion,
-      kind: ref.kind,
-      metadata: { ...(patch.metadata ?? {}), name: ref.name, namespace: ref.namespace },
-    };
-    return this.call(`patching ${describe(ref)}`, () =>
-      this.objects.patch(
-        body as KubeObject,
-        undefined,
-        undefined,
-        "aicr",
-        undefined,
-        PatchStrategy.MergePatch,
-      ),
-    ) as unknown as Promise<T>;
+    return this.call(`patching ${describe(ref)}`, async () =>
+      this.http.json<T>("PATCH", await this.objectPath(ref), {
+        body: patch,
+        contentType: "application/merge-patch+json",
+        query: { fieldManager: "aicr" },
+      }),
+    );
   }
 
   async delete(ref: ObjectRef, options: DeleteOptions = {}): Promise<void> {
@@ -190,56 +206,66 @@ export class KubeClient {
           }
         : undefined;
     const body = {
+      apiVersion: "v1",
+      kind: "DeleteOptions",
       ...(preconditions ? { preconditions } : {}),
       ...(options.propagationPolicy ? { propagationPolicy: options.propagationPolicy } : {}),
     };
-    await this.call(`deleting ${describe(ref)}`, () =>
-      this.objects.delete(
-        header(ref),
-        undefined,
-        undefined,
-        undefined,
-        undefined,
-        options.propagationPolicy,
-        body,
-      ),
+    await this.call(`deleting ${describe(ref)}`, async () =>
+      this.http.json("DELETE", await this.objectPath(ref), { body }),
     );
   }
 
   /** SelfSubjectAccessReview, or SubjectAccessReview when a subject is given. Persists nothing. */
   async review(check: AccessCheck, subject?: { user: string; groups: string[] }): Promise<AccessAnswer> {
-    const api = this.loaded.kc.makeApiClient(AuthorizationV1Api);
     const resourceAttributes = { ...check, group: check.group };
-    const status = await this.call(
+    const kind = subject ? "SubjectAccessReview" : "SelfSubjectAccessReview";
+    const answer = await this.call(
       `checking whether ${subject?.user ?? "the caller"} may ${check.verb} ${check.resource}`,
-      async () =>
-        subject
-          ? (
-              await api.createSubjectAccessReview({
-                body: { spec: { resourceAttributes, user: subject.user, groups: subject.groups } },
-              })
-            ).status
-          : (await api.createSelfSubjectAccessReview({ body: { spec: { resourceAttributes } } })).status,
+      () =>
+        this.http.json<{ status?: { allowed?: boolean; reason?: string } }>(
+          "POST",
+          `/apis/authorization.k8s.io/v1/${kind.toLowerCase()}s`,
+          {
+            body: {
+              apiVersion: "authorization.k8s.io/v1",
+              kind,
+              spec: subject
+                ? { resourceAttributes, user: subject.user, groups: subject.groups }
+                : { resourceAttributes },
+            },
+          },
+        ),
     );
-    return { allowed: Boolean(status?.allowed), reason: status?.reason };
+    return { allowed: Boolean(answer.status?.allowed), reason: answer.status?.reason };
   }
 
-  /** The resources of one API group version (discovery). */
+  /** The preferred version of every API group (discovery). */
   async apiGroupVersions(): Promise<string[]> {
     const groups = await this.call("reading API discovery", () =>
-      this.loaded.kc.makeApiClient(ApisApi).getAPIVersions(),
+      this.http.json<{
+        groups?: { preferredVersion?: { groupVersion?: string }; versions?: { groupVersion?: string }[] }[];
+      }>("GET", "/apis"),
     );
-    return groups.groups
-      .map((g) => g.preferredVersion?.groupVersion ?? g.versions[0]?.groupVersion ?? "")
+    return (groups.groups ?? [])
+      .map((g) => g.preferredVersion?.groupVersion ?? g.versions?.[0]?.groupVersion ?? "")
       .filter(Boolean);
   }
 
-  async apiResources(groupVersion: string): Promise<{ name: string; kind: string; namespaced: boolean }[]> {
-    const [group = "", version = ""] = groupVersion.split("/");
-    const list = await this.call(`reading discovery for ${groupVersion}`, () =>
-      this.loaded.kc.makeApiClient(CustomObjectsApi).getAPIResources({ group, version }),
-    );
-    return list.resources.map((r) => ({ name: r.name, kind: r.kind, namespaced: r.namespaced }));
+  /** The resources of one API group version (discovery; asked once per client). */
+  apiResources(groupVersion: string): Promise<DiscoveryResource[]> {
+    let answer = this.discovered.get(groupVersion);
+    if (!answer) {
+      answer = this.call(`reading discovery for ${groupVersion}`, () =>
+        this.http.json<{ resources?: DiscoveryResource[] }>("GET", groupVersionPath(groupVersion)),
+      ).then((list) =>
+        (list.resources ?? []).map((r) => ({ name: r.name, kind: r.kind, namespaced: r.namespaced })),
+      );
+      // A failed answer is not kept: the next call asks again.
+      answer.catch(() => this.discovered.delete(groupVersion));
+      this.discovered.set(groupVersion, answer);
+    }
+    return answer;
   }
 
   /** Pods in every namespace, one page (the core API's cross-namespace list). */
@@ -247,46 +273,43 @@ export class KubeClient {
     limit: number;
     continueToken?: string | undefined;
   }): Promise<ListResult<T>> {
-    const api = this.loaded.kc.makeApiClient(CoreV1Api);
     const list = await this.call("listing pods in all namespaces", () =>
-      api.listPodForAllNamespaces({ limit: options.limit, _continue: options.continueToken }),
+      this.http.json<RawList<T>>("GET", "/api/v1/pods", {
+        query: { limit: options.limit, continue: options.continueToken },
+      }),
     );
-    return {
-      items: list.items as unknown as T[],
-      continueToken: list.metadata?._continue || undefined,
-    };
+    return { items: list.items ?? [], continueToken: list.metadata?.continue || undefined };
   }
 
   /**
    * Watches `path` (e.g. /api/v1/namespaces/ns/pods) until the signal aborts or the server ends the
    * stream; resolves with why it ended (undefined when the server closed it).
    */
-  watch<T>(
+  async watch<T>(
     path: string,
     query: Record<string, string | number | boolean | undefined>,
     options: { signal: AbortSignal; onEvent: (event: WatchEvent<T>) => void },
   ): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      const watcher = new Watch(this.loaded.kc);
-      let controller: AbortController | undefined;
-      const onAbort = () => controller?.abort();
-      watcher
-        .watch(
-          path,
-          query,
-          (type, object) => options.onEvent({ type: type as WatchEvent<T>["type"], object: object as T }),
-          (err) => {
-            options.signal.removeEventListener("abort", onAbort);
-            resolve(options.signal.aborted ? options.signal.reason : (err ?? undefined));
-          },
-        )
-        .then((c) => {
-          controller = c;
-          if (options.signal.aborted) c.abort();
-          else options.signal.addEventListener("abort", onAbort, { once: true });
-        })
-        .catch((err) => reject(toAicrError(err, `watching ${path}`, this.server)));
-    });
+    const { signal } = options;
+    try {
+      const res = await this.http.send("GET", path, { query: { ...query, watch: true }, signal });
+      if (res.status !== 200) {
+        const err = new KubeHttpError(res.status, await res.text(), res.headers);
+        return toAicrError(err, `watching ${path}`, this.server);
+      }
+      await readLines(res, (line) => {
+        let event: WatchEvent<T>;
+        try {
+          event = JSON.parse(line) as WatchEvent<T>;
+        } catch {
+          return; // a torn line at a cut connection: the relist that follows covers it
+        }
+        options.onEvent(event);
+      });
+      return signal.aborted ? signal.reason : undefined;
+    } catch (err) {
+      return signal.aborted ? signal.reason : toAicrError(err, `watching ${path}`, this.server);
+    }
   }
 
   /** Streams a container's log into `out`; resolves when the stream ends or the signal aborts. */
@@ -294,21 +317,67 @@ export class KubeClient {
     ref: { namespace: string; pod: string; container: string },
     options: { out: Writable; signal: AbortSignal; follow: boolean },
   ): Promise<void> {
-    // Under Bun an aborted log stream emits an unhandled 'error' on the piped response; swallow it here.
-    options.out.on("pipe", (src) => src.on("error", () => {}));
-    const done = new Promise<void>((resolve) => {
-      options.out.once("finish", () => resolve());
-      options.out.once("close", () => resolve());
-      options.signal.addEventListener("abort", () => resolve(), { once: true });
+    const doing = `reading the log of pod ${ref.namespace}/${ref.pod}`;
+    const path = `/api/v1/namespaces/${encodeURIComponent(ref.namespace)}/pods/${encodeURIComponent(ref.pod)}/log`;
+    const res = await this.call(doing, async () => {
+      const r = await this.http.send("GET", path, {
+        query: { container: ref.container, follow: options.follow },
+        signal: options.signal,
+      });
+      if (r.status !== 200) throw new KubeHttpError(r.status, await r.text(), r.headers);
+      return r;
     });
-    const controller = await this.call(`reading the log of pod ${ref.namespace}/${ref.pod}`, () =>
-      new Log(this.loaded.kc).log(ref.namespace, ref.pod, ref.container, options.out, {
-        follow: options.follow,
-      }),
-    );
-    options.signal.addEventListener("abort", () => controller.abort(), { once: true });
-    await done;
+    try {
+      const reader = res.body?.getReader();
+      for (;;) {
+        const chunk = await reader?.read();
+        if (!chunk || chunk.done) break;
+        if (!options.out.write(chunk.value)) await waitForDrain(options.out, options.signal);
+      }
+    } catch {
+      // Aborted, or the connection dropped: what arrived was written; the caller's wait decides.
+    }
+    options.out.end();
   }
+
+  /** Closes idle connections (in-flight requests finish). */
+  close(): void {
+    this.http.close();
+  }
+}
+
+/** Calls `onLine` for every newline-terminated line of a streamed body (and a last unterminated one). */
+async function readLines(res: Response, onLine: (line: string) => void): Promise<void> {
+  const reader = res.body?.getReader();
+  if (!reader) return;
+  const decoder = new TextDecoder();
+  let buffered = "";
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffered += decoder.decode(value, { stream: true });
+    let nl = buffered.indexOf("\n");
+    while (nl >= 0) {
+      const line = buffered.slice(0, nl).trim();
+      buffered = buffered.slice(nl + 1);
+      if (line) onLine(line);
+      nl = buffered.indexOf("\n");
+    }
+  }
+  const rest = (buffered + decoder.decode()).trim();
+  if (rest) onLine(rest);
+}
+
+function waitForDrain(out: Writable, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      out.off("drain", done);
+      signal.removeEventListener("abort", done);
+      resolve();
+    };
+    out.once("drain", done);
+    signal.addEventListener("abort", done, { once: true });
+  });
 }
 
 function header(ref: ObjectRef): {

@@ -1,5 +1,5 @@
-import { ApiException } from "@kubernetes/client-node";
 import { AicrError, type ErrorCode } from "../core/errors.ts";
+import { KubeHttpError } from "./http.ts";
 
 /** The apiserver's answer, kept in Kubernetes words so callers can branch on `reason`. */
 export interface KubeStatus {
@@ -28,23 +28,22 @@ const errno = (err: unknown): string | undefined => {
   return typeof code === "string" ? code : undefined;
 };
 
-/** The Status body of an ApiException (client-node hands it over as a raw JSON string). */
+/** The Status body of a non-2xx answer (kube/http.ts hands it over as the raw text). */
 export function kubeStatusOf(err: unknown): KubeStatus | undefined {
-  if (!(err instanceof ApiException)) return undefined;
+  if (!(err instanceof KubeHttpError)) return undefined;
   let body: { reason?: string; message?: string } = {};
-  if (typeof err.body === "string") {
-    try {
-      body = JSON.parse(err.body) as typeof body;
-    } catch {
-      body = { message: err.body };
-    }
-  } else if (err.body && typeof err.body === "object") body = err.body as typeof body;
-  const retry = Number((err.headers as Record<string, string> | undefined)?.["retry-after"]);
+  try {
+    const parsed = JSON.parse(err.body) as unknown;
+    if (parsed && typeof parsed === "object") body = parsed as typeof body;
+  } catch {
+    if (err.body.trim()) body = { message: err.body.trim() };
+  }
+  const retry = Number(err.headers.get("retry-after"));
   return {
-    code: err.code,
-    reason: body.reason ?? (err.code === 401 ? "Unauthorized" : "Unknown"),
-    message: body.message ?? `HTTP ${err.code}`,
-    retryAfterSeconds: Number.isFinite(retry) ? retry : undefined,
+    code: err.status,
+    reason: body.reason ?? (err.status === 401 ? "Unauthorized" : "Unknown"),
+    message: body.message ?? `HTTP ${err.status}`,
+    retryAfterSeconds: err.headers.has("retry-after") && Number.isFinite(retry) ? retry : undefined,
   };
 }
 
@@ -75,7 +74,7 @@ function codeFor(status: KubeStatus): ErrorCode {
   return "INTERNAL";
 }
 
-/** Any client-node failure → AicrError naming what we were doing; the apiserver's own message is kept. */
+/** Any client failure → AicrError naming what we were doing; the apiserver's own message is kept. */
 export function toAicrError(err: unknown, doing: string, server?: string): AicrError {
   if (err instanceof AicrError) return err;
   const status = kubeStatusOf(err);

@@ -1,5 +1,5 @@
 /**
- * The REST mapping of every built-in kind aicr reads or writes. client-node otherwise asks the
+ * The REST mapping of every built-in kind aicr reads or writes. Otherwise the client would ask the
  * apiserver's discovery for it before the first request of each group version: a round trip on the
  * critical path, for facts that are fixed by the Kubernetes API itself.
  */
@@ -24,24 +24,11 @@ const TABLE: Record<string, Entry[]> = {
   "node.k8s.io/v1": [["RuntimeClass", "runtimeclasses", false]],
 };
 
-/** In client-node's APIResourceList shape, keyed by apiVersion. A kind not listed falls back to discovery. */
-export function knownResourceLists(): Record<
-  string,
-  { groupVersion: string; resources: Record<string, unknown>[] }
-> {
-  return Object.fromEntries(
-    Object.entries(TABLE).map(([groupVersion, entries]) => [
-      groupVersion,
-      {
-        groupVersion,
-        resources: entries.map(([kind, name, namespaced]) => ({
-          kind,
-          name,
-          namespaced,
-          singularName: kind.toLowerCase(),
-          verbs: [],
-        })),
-      },
-    ]),
-  );
+/** The REST mapping of a built-in kind aicr uses; undefined → ask the apiserver's discovery. */
+export function knownResource(
+  apiVersion: string,
+  kind: string,
+): { plural: string; namespaced: boolean } | undefined {
+  const entry = TABLE[apiVersion]?.find(([k]) => k === kind);
+  return entry ? { plural: entry[1], namespaced: entry[2] } : undefined;
 }

@@ -23,6 +23,8 @@ export class Front {
   private server: net.Server | undefined;
   private readonly byBackendPort = new Map<number, ConnectionInfo>();
   private readonly sockets = new Set<net.Socket>();
+  /** Client connections accepted so far (tests of connection reuse read it). */
+  accepted = 0;
 
   constructor(
     private readonly backendPort: number,
@@ -47,6 +49,7 @@ export class Front {
   }
 
   private accept(client: net.Socket): void {
+    this.accepted++;
     // As the apiserver's VerifyClientCertIfGiven: no certificate is fine, an unverifiable one is not.
     if (this.tlsMaterial && presentedButUnverified(client as tls.TLSSocket)) return void client.destroy();
     client.pause();

@@ -58,6 +58,8 @@ export interface Cluster {
   addUser(name: string, groups?: string[]): string;
   tokenFor(user: string): string;
   tokenForServiceAccount(namespace: string, name: string): string;
+  /** Client connections the server has accepted so far. */
+  connectionsAccepted(): number;
   stop(): Promise<void>;
 }
 
@@ -120,6 +122,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     addUser: (name, groups = []) => auth.addUser(name, groups),
     tokenFor,
     tokenForServiceAccount: (ns, name) => auth.tokenForServiceAccount(ns, name),
+    connectionsAccepted: () => front?.accepted ?? 0,
     kubeconfigFor(user, opts = {}) {
       const file = `kubeconfig-${++files}`;
       if (opts.auth === "certificate") {

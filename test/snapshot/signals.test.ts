@@ -41,14 +41,14 @@ async function interruptAt(
   ns: string,
   image: string,
   hold: Omit<FaultRule, "latencyMs"> | undefined,
-  reached?: (since: number) => Promise<unknown>,
+  reached?: (since: number, run: ReturnType<typeof spawnSnapshot>) => Promise<unknown>,
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const fault = hold ? cluster.faults.add({ ...hold, latencyMs: HOLD_MS }) : undefined;
   const since = lastSeq(cluster);
   try {
     const run = spawnSnapshot(admin, ["-n", ns, "--image", image]);
     if (fault) await untilTrue(() => fault.fired > 0, `the held ${hold?.method} ${String(hold?.path)}`);
-    if (reached) await reached(since);
+    if (reached) await reached(since, run);
     run.proc.kill("SIGINT");
     const r = await run.done;
     expect(r.code, r.stderr).toBe(9);
@@ -152,15 +152,12 @@ test(
   "SIGINT while the agent runs and its log streams: exit 9, the pod deleted, nothing left",
   async () => {
     const ns = freshNamespace(cluster, "sig-run");
-    const r = await interruptAt(ns, HANGING_IMAGE, undefined, (since) =>
-      untilRequest(
-        cluster,
-        (e) =>
-          e.seq > since && e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && e.path.endsWith("/log"),
-        "the agent log stream",
-      ),
+    const line = "[agent] agent hanging until its pod is deleted";
+    // Interrupted once the agent's first line has come through the log stream.
+    const r = await interruptAt(ns, HANGING_IMAGE, undefined, (_since, run) =>
+      untilTrue(() => run.stderrSoFar().includes(line), "the agent's first log line"),
     );
-    expect(r.stderr).toContain("[agent] agent hanging until its pod is deleted");
+    expect(r.stderr).toContain(line);
     expect(r.stderr).toContain("cleaned up");
     await nothingLeft(ns);
   },

@@ -1,0 +1,144 @@
+import type { KubeConfig } from "@kubernetes/client-node";
+import { AicrError } from "../core/errors.ts";
+import { VERSION } from "../core/version.ts";
+
+/**
+ * Requests to the apiserver: the kubeconfig's meaning (server, TLS material, credentials, their
+ * refresh by exec plugins and token files) comes from client-node's KubeConfig; the bytes go over one
+ * Bun.FetchSession per client, so every request of a run shares a keep-alive pool of TLS connections
+ * instead of opening its own, and answers stay plain JSON (no typed-model conversion).
+ */
+
+/** A non-2xx answer, with the apiserver's Status body as it came. */
+export class KubeHttpError extends Error {
+  constructor(
+    readonly status: number,
+    readonly body: string,
+    readonly headers: Headers,
+  ) {
+    super(`HTTP ${status}`);
+    this.name = "KubeHttpError";
+  }
+}
+
+export type Query = Record<string, string | number | boolean | undefined>;
+
+export interface RequestOptions {
+  query?: Query | undefined;
+  body?: unknown;
+  /** Content-Type of `body` (JSON by default). */
+  contentType?: string | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+interface HttpsOptions {
+  headers?: Record<string, string | string[] | number | undefined>;
+  ca?: Buffer | string;
+  cert?: Buffer | string;
+  key?: Buffer | string;
+  pfx?: unknown;
+  passphrase?: string;
+  rejectUnauthorized?: boolean;
+  servername?: string;
+  auth?: string;
+}
+
+const USER_AGENT = `aicr/${VERSION}`;
+
+export class KubeHttp {
+  private session: Bun.FetchSession | undefined;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    readonly server: string,
+  ) {}
+
+  /** The kubeconfig's credentials for one request (exec plugins and token files refresh here). */
+  private async credentials(): Promise<{ headers: Record<string, string>; https: HttpsOptions }> {
+    const https: HttpsOptions = {};
+    await this.kc.applyToHTTPSOptions(https as never);
+    const headers: Record<string, string> = {};
+    for (const [k, v] of Object.entries(https.headers ?? {})) {
+      if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : String(v);
+    }
+    if (https.auth) headers.Authorization = `Basic ${Buffer.from(https.auth).toString("base64")}`;
+    return { headers, https };
+  }
+
+  /** One session for the client's life: its TLS settings are fixed by the kubeconfig. */
+  private sessionFor(https: HttpsOptions): Bun.FetchSession {
+    if (this.session) return this.session;
+    if (https.pfx) {
+      throw new AicrError(
+        "INVALID_REQUEST",
+        "the kubeconfig's client certificate is a PKCS#12 (pfx) bundle",
+        {
+          remedy: "use client-certificate-data and client-key-data (PEM) in the kubeconfig",
+        },
+      );
+    }
+    const proxy = this.kc.getCurrentCluster()?.proxyUrl;
+    if (proxy && !/^https?:\/\//.test(proxy)) {
+      throw new AicrError(
+        "INVALID_REQUEST",
+        `the kubeconfig's proxy-url ${JSON.stringify(proxy)} is not supported`,
+        {
+          remedy:
+            "use an http:// or https:// proxy (aicr does not speak SOCKS), or run from a host that reaches the API server",
+          context: { field: "proxy-url", value: proxy },
+        },
+      );
+    }
+    const text = (v: Buffer | string | undefined) => (v === undefined ? undefined : v.toString());
+    this.session = new Bun.FetchSession({
+      tls: {
+        ...(https.ca !== undefined ? { ca: text(https.ca) } : {}),
+        ...(https.cert !== undefined ? { cert: text(https.cert) } : {}),
+        ...(https.key !== undefined ? { key: text(https.key) } : {}),
+        ...(https.passphrase !== undefined ? { passphrase: https.passphrase } : {}),
+        ...(https.rejectUnauthorized !== undefined ? { rejectUnauthorized: https.rejectUnauthorized } : {}),
+        ...(https.servername !== undefined ? { serverName: https.servername } : {}),
+      },
+      ...(proxy ? { proxy } : {}),
+    });
+    return this.session;
+  }
+
+  url(path: string, query: Query = {}): string {
+    const url = new URL(this.server.replace(/\/+$/, "") + path);
+    for (const [k, v] of Object.entries(query)) if (v !== undefined) url.searchParams.set(k, String(v));
+    return url.toString();
+  }
+
+  /** The raw answer; a non-2xx status is the caller's to read (streams) or `json` turns it into an error. */
+  async send(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
+    const { headers, https } = await this.credentials();
+    const session = this.sessionFor(https);
+    const body =
+      o.body === undefined ? undefined : typeof o.body === "string" ? o.body : JSON.stringify(o.body);
+    return session.fetch(this.url(path, o.query), {
+      method,
+      headers: {
+        ...headers,
+        Accept: "application/json",
+        "User-Agent": USER_AGENT,
+        ...(body !== undefined ? { "Content-Type": o.contentType ?? "application/json" } : {}),
+      },
+      ...(body !== undefined ? { body } : {}),
+      ...(o.signal ? { signal: o.signal } : {}),
+    });
+  }
+
+  /** A JSON request whose non-2xx answer becomes a KubeHttpError. */
+  async json<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
+    const res = await this.send(method, path, o);
+    const text = await res.text();
+    if (res.status < 200 || res.status > 299) throw new KubeHttpError(res.status, text, res.headers);
+    return (text ? JSON.parse(text) : {}) as T;
+  }
+
+  /** Idle connections are closed so the process can exit at once. */
+  close(): void {
+    this.session?.close();
+  }
+}
