@@ -380,18 +380,6 @@ function waitForDrain(out: Writable, signal: AbortSignal): Promise<void> {
   });
 }
 
-function header(ref: ObjectRef): {
-  apiVersion: string;
-  kind: string;
-  metadata: { name: string; namespace?: string };
-} {
-  return {
-    apiVersion: ref.apiVersion,
-    kind: ref.kind,
-    metadata: { name: ref.name, ...(ref.namespace ? { namespace: ref.namespace } : {}) },
-  };
-}
-
 export function refOf(object: KubernetesObject): ObjectRef {
   return {
     apiVersion: object.apiVersion ?? "v1",

@@ -27,7 +27,7 @@ async function failure(p: Promise<unknown>): Promise<AicrError> {
 
 const connect = (kubeconfig: string) => KubeClient.connect({ kubeconfig, env: {} });
 
-// biome-ignore lint/suspicious/noExplicitAny: a kubeconfig document, edited in place by the test
+// A kubeconfig document, edited in place by the test.
 type KubeconfigDoc = any;
 
 /** A copy of a kubeconfig with `change` applied, in a new file. */
