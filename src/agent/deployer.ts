@@ -55,6 +55,12 @@ export function planAgentRun(config: AgentRunConfig): AgentRunPlan {
 
 const RBAC = "rbac.authorization.k8s.io/v1";
 
+export interface RunWaits {
+  pod: Promise<PodState>;
+  completion: Promise<JobOutcome>;
+  written: Promise<ResultConfigMap>;
+}
+
 export interface DeployOptions {
   /** Already resolved (by the gate): not probed again. */
   mode?: ServiceAccountMode | undefined;
@@ -212,6 +218,20 @@ export class AgentRun {
       onPending,
       resourceVersion: this.watchFrom,
     });
+  }
+
+  /**
+   * The run's three waits, opened together (see deploy's onWatchable): its started pod, its Job's
+   * end and the agent's write. Each settles on its own; none is left unhandled.
+   */
+  openWaits(timeoutMs: number, stop: AbortSignal, onPending?: (pod: PodState) => void): RunWaits {
+    const waits: RunWaits = {
+      pod: this.waitForPod(timeoutMs, stop, onPending),
+      completion: this.waitForCompletion(timeoutMs, stop),
+      written: this.watchResult(timeoutMs, stop),
+    };
+    for (const p of Object.values(waits)) p.catch(() => {});
+    return waits;
   }
 
   /** Follows the log of this run's own pod until it ends. */

@@ -1,9 +1,8 @@
 import type { ReceiptRow } from "../agent/cleanup.ts";
-import { AgentRun, type AgentRunConfig, planAgentRun } from "../agent/deployer.ts";
+import { AgentRun, type AgentRunConfig, planAgentRun, type RunWaits } from "../agent/deployer.ts";
 import { buildAgentJob } from "../agent/job-spec.ts";
 import type { ResultConfigMap } from "../agent/result.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
-import type { JobOutcome, PodState } from "../agent/wait.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { onForcedExit } from "../core/shutdown.ts";
@@ -176,7 +175,6 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   let podSeen = false;
   const watches = new AbortController();
   let content = "";
-  let document: Snapshot | AicrError | undefined;
   try {
     const deadline = Date.now() + o.timeoutMs;
     // --timeout bounds the whole wait, the log stream included (it would follow a stuck agent forever).
@@ -192,30 +190,24 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     // The pod, the Job's end and the agent's write all arrive as events on watches opened while the
     // Job's create is in flight (from a resourceVersion that precedes it, no lists).
     const remaining = () => Math.max(1, deadline - Date.now());
-    let waits:
-      | { pod: Promise<PodState>; completion: Promise<JobOutcome>; written: Promise<ResultConfigMap> }
-      | undefined;
+    let waits: RunWaits | undefined;
     let seen: ResultConfigMap | undefined;
-    const openWaits = () => {
-      const opened = {
-        // A pending pod the cluster already knows cannot run (image pull, unschedulable) fails the run now.
-        pod: run.waitForPod(remaining(), watches.signal, (pending) => {
-          podSeen = true;
-          const cause = podFailure(pending, { image: o.image, placement: placement() });
-          if (cause) fail.abort(cause);
-        }),
-        completion: run.waitForCompletion(remaining(), watches.signal),
-        written: run.watchResult(remaining(), watches.signal),
-      };
-      opened.written.then((cm) => (seen = cm)).catch(() => {});
-      for (const p of Object.values(opened)) p.catch(() => {});
-      waits = opened;
-    };
     const namespace = await namespaceRead;
     await run.deploy({
       mode: gate.mode,
       namespace: namespace instanceof Error ? undefined : (namespace as KubeObject),
-      onWatchable: openWaits,
+      onWatchable: () => {
+        // A pending pod the cluster already knows cannot run (image pull, unschedulable) fails the run now.
+        waits = run.openWaits(remaining(), watches.signal, (pending) => {
+          podSeen = true;
+          const cause = podFailure(pending, { image: o.image, placement: placement() });
+          if (cause) fail.abort(cause);
+        });
+        waits.written.then(
+          (cm) => (seen = cm),
+          () => {},
+        );
+      },
     });
     if (!waits) throw new AicrError("INTERNAL", "the run's waits were not opened");
     progress.phase("run objects created", { job: run.plan.names.job });
@@ -250,10 +242,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     // Still registered while cleanup runs: a second Ctrl-C during cleanup must still say what may be left.
     try {
       if (o.cleanup) {
-        const cleaning = withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS);
-        // CPU work while the deletes are on the wire (client-node sends them from its own thread).
-        if (content) document = validated(content);
-        receipt.push(...(await cleaning));
+        receipt.push(...(await withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS)));
         const bad = receipt.filter((r) => r.outcome === "failed" || r.outcome === "left-behind");
         if (bad.length > 0)
           o.log.warn(`cleanup could not remove ${bad.length} object(s)`, {
@@ -274,18 +263,9 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
     o.signal.throwIfAborted();
   }
-  document ??= validated(content);
-  if (document instanceof Error) throw document;
+  // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot).
+  const document = parseSnapshot(content, "the agent's snapshot", { native: true });
   return { runId: identity.runId, content, document, receipt, kept };
-}
-
-/** The agent's document, checked against the schema; an error is returned, to be thrown after cleanup. */
-function validated(content: string): Snapshot | AicrError {
-  try {
-    return parseSnapshot(content, "the agent's snapshot", { native: true });
-  } catch (err) {
-    return err instanceof AicrError ? err : new AicrError("INTERNAL", String(err), { cause: err });
-  }
 }
 
 function formatMs(ms: number): string {

@@ -4,7 +4,7 @@
  * path. Their events are checked only once the Job's UID is known.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { AgentRun } from "../../src/agent/deployer.ts";
+import type { AgentRun, RunWaits } from "../../src/agent/deployer.ts";
 import type { LoggedRequest } from "../cluster/request-log.ts";
 import { resource } from "../cluster/store.ts";
 import {
@@ -32,26 +32,11 @@ const JOBS = `/apis/batch/v1/namespaces/${NS}/jobs`;
 const PODS = `/api/v1/namespaces/${NS}/pods`;
 const CONFIGMAPS = `/api/v1/namespaces/${NS}/configmaps`;
 
-/** deploy, opening the waits when the deployer says they can be. */
+/** deploy, opening the run's waits when the deployer says they can be (as collectSnapshot does). */
 function deployWithWaits(run: AgentRun, timeoutMs = TEST_TIMEOUT_MS) {
-  let waits:
-    | {
-        pod: ReturnType<AgentRun["waitForPod"]>;
-        completion: ReturnType<AgentRun["waitForCompletion"]>;
-        written: ReturnType<AgentRun["watchResult"]>;
-      }
-    | undefined;
+  let waits: RunWaits | undefined;
   const stop = new AbortController();
-  const deployed = run.deploy({
-    onWatchable: () => {
-      waits = {
-        pod: run.waitForPod(timeoutMs, stop.signal),
-        completion: run.waitForCompletion(timeoutMs, stop.signal),
-        written: run.watchResult(timeoutMs, stop.signal),
-      };
-      for (const p of Object.values(waits)) p.catch(() => {});
-    },
-  });
+  const deployed = run.deploy({ onWatchable: () => (waits = run.openWaits(timeoutMs, stop.signal)) });
   return { deployed, waits: () => waits, stop: () => stop.abort() };
 }
 
