@@ -292,7 +292,11 @@ export class KubeClient {
   ): Promise<unknown> {
     const { signal } = options;
     try {
-      const res = await this.http.send("GET", path, { query: { ...query, watch: true }, signal });
+      const res = await this.http.send("GET", path, {
+        query: { ...query, watch: true },
+        signal,
+        stream: true,
+      });
       if (res.status !== 200) {
         const err = new KubeHttpError(res.status, await res.text(), res.headers);
         return toAicrError(err, `watching ${path}`, this.server);
@@ -323,6 +327,7 @@ export class KubeClient {
       const r = await this.http.send("GET", path, {
         query: { container: ref.container, follow: options.follow },
         signal: options.signal,
+        stream: options.follow,
       });
       if (r.status !== 200) throw new KubeHttpError(r.status, await r.text(), r.headers);
       return r;

@@ -29,6 +29,11 @@ export interface RequestOptions {
   /** Content-Type of `body` (JSON by default). */
   contentType?: string | undefined;
   signal?: AbortSignal | undefined;
+  /**
+   * A watch or a followed log: may stay silent for minutes, so Bun's idle timer (5 min) is off; the
+   * caller's signal bounds it (--timeout, the watch's own deadline).
+   */
+  stream?: boolean | undefined;
 }
 
 interface HttpsOptions {
@@ -126,6 +131,7 @@ export class KubeHttp {
       },
       ...(body !== undefined ? { body } : {}),
       ...(o.signal ? { signal: o.signal } : {}),
+      ...(o.stream ? { timeout: false } : {}),
     });
   }
 

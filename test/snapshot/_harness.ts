@@ -19,6 +19,9 @@ export const AGENT_IMAGE = "ghcr.io/nvidia/aicr:test";
 export const FAILING_IMAGE = "ghcr.io/nvidia/aicr:fails";
 export const HANGING_IMAGE = "ghcr.io/nvidia/aicr:hangs";
 export const UNPULLABLE_IMAGE = "ghcr.io/nvidia/aicr:missing";
+/** Says a line, is silent for QUIET_MS, says another, exits 1 (it writes no result). */
+export const QUIET_IMAGE = "ghcr.io/nvidia/aicr:quiet";
+export const QUIET_MS = 10_000;
 export const H100_ROOT = join(ROOT, "test/fixtures/hosts/h100-node");
 export const H100_BIN = join(ROOT, "test/fixtures/bin/h100");
 /** Bound on a stuck wait; never part of an assertion. */
@@ -31,6 +34,12 @@ async function functionImages(ctx: RunContext): Promise<{ exitCode: number; mess
     for (let i = 1; i <= 60; i++) ctx.stdout(`${JSON.stringify({ level: "info", msg: `step ${i}` })}\n`);
     ctx.stdout(`${JSON.stringify({ level: "error", msg: "nvidia-smi not found" })}\n`);
     return { exitCode: 1, message: "collector GPU failed: nvidia-smi not found" };
+  }
+  if (image === QUIET_IMAGE) {
+    ctx.stdout(`${JSON.stringify({ level: "info", msg: "quiet agent: going silent" })}\n`);
+    await Bun.sleep(QUIET_MS);
+    ctx.stdout(`${JSON.stringify({ level: "info", msg: "quiet agent: speaking again" })}\n`);
+    return { exitCode: 1, message: "quiet agent done" };
   }
   if (image === HANGING_IMAGE) {
     ctx.stdout(`${JSON.stringify({ level: "info", msg: "agent hanging until its pod is deleted" })}\n`);

@@ -9,6 +9,8 @@ import {
   FAILING_IMAGE,
   freshNamespace,
   HANGING_IMAGE,
+  lastSeq,
+  QUIET_IMAGE,
   runIdOf,
   runObjects,
   runSnapshot,
@@ -124,6 +126,33 @@ test(
     expect(tail).toContain("nvidia-smi not found");
     expect(r.stderr).toContain("[agent] step 1");
     expect(runIdOf(r.stderr)).toBeTruthy();
+    await expectCleanedUp(ns, r.stderr);
+  },
+  TEST_MS,
+);
+
+test(
+  "an agent silent longer than the HTTP idle timeout: its log stream and the run's watches stay open",
+  async () => {
+    const ns = freshNamespace(cluster, "ff-quiet");
+    const since = lastSeq(cluster);
+    // Bun's idle timer (default 5 minutes) at 1 s, so the agent's 10 s of silence exceeds it (the timer
+    // is coarse: it fires within 4-8 s).
+    const r = await runSnapshot(admin, ["-n", ns, "--image", QUIET_IMAGE], {
+      BUN_CONFIG_HTTP_IDLE_TIMEOUT: "1",
+    });
+    expect(r.code, r.stderr).toBe(8);
+    expect(r.stderr).toContain("[agent] quiet agent: going silent");
+    expect(r.stderr).toContain("[agent] quiet agent: speaking again");
+    expect(r.stderr).toContain("quiet agent done");
+    // Each wait was one watch: none ended early and was reopened.
+    const mine = cluster.log.entries.filter((e) => e.seq > since && e.user === "admin" && e.verb === "watch");
+    const waited = [
+      `/api/v1/namespaces/${ns}/pods`,
+      `/apis/batch/v1/namespaces/${ns}/jobs`,
+      `/api/v1/namespaces/${ns}/configmaps`,
+    ];
+    for (const path of waited) expect(mine.filter((e) => e.path === path)).toHaveLength(1);
     await expectCleanedUp(ns, r.stderr);
   },
   TEST_MS,
