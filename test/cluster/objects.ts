@@ -58,6 +58,15 @@ export function clone<T>(v: T): T {
   return structuredClone(v);
 }
 
+/** Frozen all the way down: a stored object is shared with every reader and must never change. */
+export function deepFreeze<T>(v: T): T {
+  if (v !== null && typeof v === "object" && !Object.isFrozen(v)) {
+    Object.freeze(v);
+    for (const x of Object.values(v)) deepFreeze(x);
+  }
+  return v;
+}
+
 export function keyOf(namespace: string | undefined, name: string): string {
   return `${namespace ?? ""}/${name}`;
 }

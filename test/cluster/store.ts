@@ -46,7 +46,7 @@ import {
   STALE_OBJECT,
 } from "./errors.ts";
 import { supportedFields } from "./fields.ts";
-import { clone, type DeleteOptions, type KObject, keyOf, type WatchEvent } from "./objects.ts";
+import { clone, type DeleteOptions, deepFreeze, type KObject, keyOf, type WatchEvent } from "./objects.ts";
 import { apiVersionOf, RESOURCES, type ResourceType, resource } from "./resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./semantics/selectors.ts";
 import { deletePlan, finishDeletionIfDone, preconditionFailure } from "./store-delete.ts";
@@ -343,7 +343,7 @@ export class Store {
   private commit(r: ResourceType, type: "ADDED" | "MODIFIED", obj: KObject, old?: KObject): KObject {
     this.bump(r);
     obj.metadata.resourceVersion = String(++this.rv);
-    const stored = clone(obj);
+    const stored = deepFreeze(clone(obj));
     const key = keyOf(obj.metadata.namespace, obj.metadata.name!);
     this.indexOwners(r, key, this.table(r).get(key), false);
     this.table(r).set(key, stored);
@@ -359,7 +359,7 @@ export class Store {
     this.table(r).delete(key);
     this.bump(r);
     obj.metadata.resourceVersion = String(++this.rv);
-    const stored = clone(obj);
+    const stored = deepFreeze(clone(obj));
     this.publish({
       rv: this.rv,
       resource: r,
@@ -373,22 +373,13 @@ export class Store {
 
   private publish(e: HistoryEntry): void {
     this.history.append(e);
-    // One copy per object sent, shared by the watchers it goes to: they serialize it, never change it.
-    const copies = new Map<object, object>();
-    const copy = <T extends object>(o: T): T => {
-      let c = copies.get(o);
-      if (!c) {
-        c = clone(o);
-        copies.set(o, c);
-      }
-      return c as T;
-    };
+    // Stored objects are frozen: watchers and controllers share them instead of each getting a copy.
     for (const w of this.watchersOf.get(e.resource) ?? []) {
       const ev = eventFor(w, { ...e, type: e.type === "DELETED" ? "DELETED" : e.type });
-      if (ev) w.send({ type: ev.type, object: copy(ev.object) });
+      if (ev) w.send(ev);
     }
-    const change: StoreEvent = { type: e.type, resource: e.resource, object: clone(e.object) };
-    if (e.oldObject) change.oldObject = clone(e.oldObject);
+    const change: StoreEvent = { type: e.type, resource: e.resource, object: e.object };
+    if (e.oldObject) change.oldObject = e.oldObject;
     for (const l of this.listeners) queueMicrotask(() => l(change));
   }
 
