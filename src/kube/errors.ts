@@ -47,12 +47,19 @@ export function kubeStatusOf(err: unknown): KubeStatus | undefined {
   };
 }
 
+/** The server's certificate was refused (unknown CA, self-signed, wrong name, expired). */
+const isTlsCode = (code: string): boolean =>
+  code.startsWith("ERR_TLS") ||
+  code.includes("CERT") ||
+  code.startsWith("UNABLE_TO_") ||
+  code.includes("SELF_SIGNED") ||
+  code.includes("HOSTNAME") ||
+  code.includes("ALTNAME");
+
 /** True for a lost connection or unreachable server: the request may or may not have been applied. */
 export function isTransportError(err: unknown): boolean {
   const code = errno(err);
-  return (
-    code !== undefined && (TRANSPORT_CODES.has(code) || code.startsWith("ERR_TLS") || code.includes("CERT"))
-  );
+  return code !== undefined && (TRANSPORT_CODES.has(code) || isTlsCode(code));
 }
 
 export const isNotFound = (err: unknown): boolean => kubeStatusOf(err)?.code === 404;
@@ -91,6 +98,19 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
           : undefined,
       cause: err,
     });
+  }
+  const code = errno(err);
+  if (code !== undefined && isTlsCode(code)) {
+    return new AicrError(
+      "UNAVAILABLE",
+      `${doing}: the API server${server ? ` at ${server}` : ""} presented a TLS certificate the kubeconfig does not trust: ${err instanceof Error ? err.message : code}`,
+      {
+        remedy:
+          "check the cluster's certificate-authority-data (or certificate-authority) in the kubeconfig, and that the server address is a name the certificate was issued for",
+        context: { errno: code },
+        cause: err,
+      },
+    );
   }
   if (isTransportError(err)) {
     return new AicrError(

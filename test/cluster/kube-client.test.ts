@@ -81,7 +81,7 @@ describe("KubeClient over HTTPS", () => {
     expect(cluster.log.entries.filter((e) => e.seq > seq).map((e) => e.user)).toEqual(["admin"]);
   });
 
-  test("a server certificate the kubeconfig's CA did not sign: UNAVAILABLE, nothing sent", async () => {
+  test("a server certificate the kubeconfig's CA did not sign: UNAVAILABLE naming TLS, nothing sent", async () => {
     const other = await startCluster({ controllers: false, https: true });
     try {
       // The other cluster's kubeconfig names the same CA (one PKI per process); a wrong one is made here.
@@ -93,6 +93,8 @@ describe("KubeClient over HTTPS", () => {
       writeFileSync(join(dir, "kubeconfig"), text);
       const err = await failure(connect(join(dir, "kubeconfig")).get(NS));
       expect(err.code).toBe("UNAVAILABLE");
+      expect(err.message).toContain("presented a TLS certificate the kubeconfig does not trust");
+      expect(err.remedy).toContain("certificate-authority-data");
       expect(other.log.entries).toEqual([]);
     } finally {
       await other.stop();
