@@ -41,7 +41,6 @@ interface HttpsOptions {
   ca?: Buffer | string;
   cert?: Buffer | string;
   key?: Buffer | string;
-  pfx?: unknown;
   passphrase?: string;
   rejectUnauthorized?: boolean;
   servername?: string;
@@ -73,15 +72,6 @@ export class KubeHttp {
   /** One session for the client's life: its TLS settings are fixed by the kubeconfig. */
   private sessionFor(https: HttpsOptions): Bun.FetchSession {
     if (this.session) return this.session;
-    if (https.pfx) {
-      throw new AicrError(
-        "INVALID_REQUEST",
-        "the kubeconfig's client certificate is a PKCS#12 (pfx) bundle",
-        {
-          remedy: "use client-certificate-data and client-key-data (PEM) in the kubeconfig",
-        },
-      );
-    }
     const proxy = this.kc.getCurrentCluster()?.proxyUrl;
     if (proxy && !/^https?:\/\//.test(proxy)) {
       throw new AicrError(
