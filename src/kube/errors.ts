@@ -2,7 +2,7 @@ import { AicrError, type ErrorCode } from "../core/errors.ts";
 import { KubeHttpError } from "./http.ts";
 
 /** The apiserver's answer, kept in Kubernetes words so callers can branch on `reason`. */
-export interface KubeStatus {
+interface KubeStatus {
   code: number;
   reason: string;
   message: string;
@@ -29,7 +29,7 @@ const errno = (err: unknown): string | undefined => {
 };
 
 /** The Status body of a non-2xx answer (kube/http.ts hands it over as the raw text). */
-export function kubeStatusOf(err: unknown): KubeStatus | undefined {
+function kubeStatusOf(err: unknown): KubeStatus | undefined {
   if (!(err instanceof KubeHttpError)) return undefined;
   let body: { reason?: string; message?: string } = {};
   try {
@@ -57,19 +57,10 @@ const isTlsCode = (code: string): boolean =>
   code.includes("ALTNAME");
 
 /** True for a lost connection or unreachable server: the request may or may not have been applied. */
-export function isTransportError(err: unknown): boolean {
+function isTransportError(err: unknown): boolean {
   const code = errno(err);
   return code !== undefined && (TRANSPORT_CODES.has(code) || isTlsCode(code));
 }
-
-export const isNotFound = (err: unknown): boolean => kubeStatusOf(err)?.code === 404;
-export const isAlreadyExists = (err: unknown): boolean => kubeStatusOf(err)?.reason === "AlreadyExists";
-/** 409 Conflict: a stale resourceVersion or a failed delete precondition (a different UID stands there). */
-export const isConflict = (err: unknown): boolean => {
-  const s = kubeStatusOf(err);
-  return s?.code === 409 && s.reason !== "AlreadyExists";
-};
-export const isForbidden = (err: unknown): boolean => kubeStatusOf(err)?.code === 403;
 
 function codeFor(status: KubeStatus): ErrorCode {
   if (status.code === 404) return "NOT_FOUND";
