@@ -19,8 +19,6 @@ import { resolveSnapshotOptions } from "../../src/controller/options.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
-import { resource } from "../../test/cluster/resources.ts";
-import type { Cluster } from "../../test/cluster/server.ts";
 import { AGENT_IMAGE, snapshotCluster } from "../../test/snapshot/_harness.ts";
 import { INSTANT_IMAGE, median, mib, runCli, withPeakRss } from "./snapshot-common.ts";
 
@@ -32,21 +30,6 @@ const SDK_RUNS = Number(values.sdk ?? 64);
 const LATENCIES = (values.latency ?? "0,50").split(",").map(Number);
 const CLI_RUNS = Number(values.cli ?? 16);
 const NS = "scale";
-
-function leftovers(cluster: Cluster): number {
-  const labelled = (plural: string, namespace?: string) =>
-    cluster.store
-      .list(resource(plural), namespace ? { namespace } : {})
-      .items.filter((o) => o.metadata.labels?.["aicr.run/run-id"] !== undefined).length;
-  return (
-    ["serviceaccounts", "roles", "rolebindings", "jobs", "configmaps"].reduce(
-      (n, p) => n + labelled(p, NS),
-      0,
-    ) +
-    labelled("clusterroles") +
-    labelled("clusterrolebindings")
-  );
-}
 
 /** The fake cluster in a child process (scripts/bench/fake-server.ts), so this process runs only aicr. */
 async function startFake(
@@ -179,7 +162,9 @@ async function cli(): Promise<void> {
     for (const f of results.filter((r) => r.code !== 0).slice(0, 3))
       console.log(`  failure (exit ${f.code}): ${f.stderr.split("\n").slice(-3).join(" | ")}`);
     console.log(`  crosstalk:            ${crosstalk}`);
-    console.log(`  run objects left:     ${leftovers(cluster)}`);
+    console.log(
+      `  run objects left:     ${await leftoversViaApi(KubeClient.connect({ kubeconfig: admin, env: {} }))}`,
+    );
     console.log(`  one run (warm-up):    ${warm.ms.toFixed(0)} ms`);
     console.log(
       `  ${CLI_RUNS} runs, wall:        ${wall.toFixed(0)} ms (${(wall / warm.ms).toFixed(1)}× one run)`,
