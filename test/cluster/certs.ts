@@ -150,3 +150,34 @@ export function clientCert(username: string, groups: string[]): { cert: string; 
   clientCache.set(id, out);
   return out;
 }
+
+/** Key material the real control plane needs beyond the CA (test/cluster/real/). */
+export const signedBy = {
+  /** The ServiceAccount token signing key pair (ES256). */
+  serviceAccountKey(): { key: string; pub: string } {
+    const p = pki();
+    openssl(["ecparam", "-genkey", "-name", "prime256v1", "-noout", "-out", "sa.key"], p.dir);
+    openssl(["ec", "-in", "sa.key", "-pubout", "-out", "sa.pub"], p.dir);
+    return {
+      key: readFileSync(join(p.dir, "sa.key"), "utf8"),
+      pub: readFileSync(join(p.dir, "sa.pub"), "utf8"),
+    };
+  },
+  /** A CA of its own for the authenticating proxy, and the proxy's client certificate (CN=front-proxy). */
+  frontProxy(): { ca: string; cert: string; key: string } {
+    const p = pki();
+    const days = ["-days", "2"];
+    openssl(
+      ["req", "-x509", "-newkey", ...EC_KEY, "-nodes", "-keyout", "fp-ca.key", "-out", "fp-ca.crt", ...days, "-subj", "/CN=aicr-front-proxy-ca"],
+      p.dir,
+    );
+    openssl(["req", "-newkey", ...EC_KEY, "-nodes", "-keyout", "fp.key", "-out", "fp.csr", "-subj", "/CN=front-proxy"], p.dir);
+    writeFileSync(join(p.dir, "fp.ext"), "extendedKeyUsage=clientAuth\n");
+    openssl(
+      ["x509", "-req", "-in", "fp.csr", "-CA", "fp-ca.crt", "-CAkey", "fp-ca.key", "-CAcreateserial", "-out", "fp.crt", ...days, "-extfile", "fp.ext"],
+      p.dir,
+    );
+    const read = (f: string) => readFileSync(join(p.dir, f), "utf8");
+    return { ca: read("fp-ca.crt"), cert: read("fp.crt"), key: read("fp.key") };
+  },
+};

@@ -1,0 +1,84 @@
+/**
+ * startControlPlane: etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built from
+ * Kubernetes' own modules (test/control-plane), as child processes of one `control-plane up`. It dies
+ * with this process: `up` stops everything when its standard input closes.
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { controlPlaneBinary } from "../../control-plane/build.ts";
+import { type ControlPlaneFiles, layOut, type StaticUser } from "./pki.ts";
+
+export interface ControlPlane extends ControlPlaneFiles {
+  url: string;
+  port: number;
+  kubectl: string;
+  binDir: string;
+  auditLog: string;
+  /** The last lines of a component's log, for failure messages. */
+  tail(component: "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler", lines?: number): string;
+  stop(): Promise<void>;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startControlPlane(users: StaticUser[]): Promise<ControlPlane> {
+  const bin = await controlPlaneBinary();
+  const dir = mkdtempSync(join(tmpdir(), "aicr-real-cluster-"));
+  const port = await freePort();
+  const url = `https://127.0.0.1:${port}`;
+  const files = layOut(dir, url, users);
+  const proc = Bun.spawn([bin.controlPlane, "up", "--dir", dir, "--port", String(port)], {
+    stdin: "pipe",
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const tail: ControlPlane["tail"] = (component, lines = 30) => {
+    try {
+      return readFileSync(join(dir, `${component}.log`), "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+    } catch {
+      return "";
+    }
+  };
+  const reader = proc.stdout.getReader();
+  let text = "";
+  while (!text.includes("\n")) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  reader.releaseLock();
+  if (!text.includes('"ready":true')) {
+    const err = await new Response(proc.stderr).text();
+    rmSync(dir, { recursive: true, force: true });
+    throw new Error(`the control plane did not start: ${err}\n${tail("kube-apiserver")}`);
+  }
+  let stopped: Promise<void> | undefined;
+  return {
+    ...files,
+    url,
+    port,
+    kubectl: bin.kubectl,
+    binDir: bin.dir,
+    auditLog: join(dir, "audit.log"),
+    tail,
+    stop() {
+      stopped ??= (async () => {
+        proc.kill("SIGTERM");
+        await proc.exited;
+        rmSync(dir, { recursive: true, force: true });
+      })();
+      return stopped;
+    },
+  };
+}

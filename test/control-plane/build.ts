@@ -1,0 +1,93 @@
+/**
+ * Builds the test control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
+ * kubectl in one Go binary) once per machine, keyed by the hash of this module's sources, go.mod and
+ * go.sum. The binary lives in ~/.cache/aicr/control-plane/<hash>/ (AICR_CACHE_DIR overrides the root),
+ * outside the work tree, so a fresh clone or `git clean` reuses it.
+ *
+ *   bun test/control-plane/build.ts          prints the binary's path (builds first if needed)
+ *   import { controlPlaneBinary } from ...   the same, for test support
+ */
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync } from "node:fs";
+import { homedir } from "node:os";
+import { join } from "node:path";
+
+export const MODULE_DIR = import.meta.dir;
+/** The Kubernetes release the module requires (go.mod); kubectl and the servers report it. */
+export const KUBERNETES_VERSION = (readFileSync(join(MODULE_DIR, "go.mod"), "utf8").match(
+  /k8s\.io\/kubernetes (v\d+\.\d+\.\d+)/,
+) ?? [])[1] as string;
+
+function sourceHash(): string {
+  const h = createHash("sha256");
+  const files = readdirSync(MODULE_DIR)
+    .filter((f) => f.endsWith(".go") || f === "go.mod" || f === "go.sum")
+    .sort();
+  for (const f of files) h.update(f).update("\0").update(readFileSync(join(MODULE_DIR, f))).update("\0");
+  return h.digest("hex").slice(0, 16);
+}
+
+export function cacheDir(): string {
+  return join(process.env.AICR_CACHE_DIR ?? join(homedir(), ".cache/aicr"), "control-plane", sourceHash());
+}
+
+export interface ControlPlaneBinaries {
+  /** The multi-call binary: `control-plane up|etcd|kube-apiserver|…`. */
+  controlPlane: string;
+  /** A link to it named kubectl: the same release's kubectl. */
+  kubectl: string;
+  /** The directory holding both (prepend it to PATH to make `kubectl` this one). */
+  dir: string;
+}
+
+let building: Promise<ControlPlaneBinaries> | undefined;
+
+/** The built binaries, building them first when this hash has none. */
+export function controlPlaneBinary(): Promise<ControlPlaneBinaries> {
+  building ??= build();
+  return building;
+}
+
+async function build(): Promise<ControlPlaneBinaries> {
+  const dir = cacheDir();
+  const out: ControlPlaneBinaries = {
+    controlPlane: join(dir, "control-plane"),
+    kubectl: join(dir, "kubectl"),
+    dir,
+  };
+  if (existsSync(out.controlPlane) && existsSync(out.kubectl)) return out;
+  mkdirSync(dir, { recursive: true });
+  const [major, minor] = KUBERNETES_VERSION.slice(1).split(".");
+  const ldflags = [
+    "-s",
+    "-w",
+    `-X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION}`,
+    `-X k8s.io/component-base/version.gitMajor=${major}`,
+    `-X k8s.io/component-base/version.gitMinor=${minor}`,
+    "-X k8s.io/component-base/version.gitTreeState=clean",
+    "-X k8s.io/client-go/pkg/version.gitVersion=" + KUBERNETES_VERSION,
+  ].join(" ");
+  const tmp = join(dir, `control-plane.tmp-${process.pid}`);
+  const started = performance.now();
+  process.stderr.write(`building the test control plane (Kubernetes ${KUBERNETES_VERSION}) into ${dir} …\n`);
+  const proc = Bun.spawn(["go", "build", "-trimpath", "-ldflags", ldflags, "-o", tmp, "."], {
+    cwd: MODULE_DIR,
+    env: { ...process.env, GOFLAGS: "-mod=mod -buildvcs=false", GOTOOLCHAIN: "local" },
+    stdout: "inherit",
+    stderr: "inherit",
+  });
+  if ((await proc.exited) !== 0) {
+    rmSync(tmp, { force: true });
+    throw new Error(`go build of test/control-plane failed (exit ${proc.exitCode})`);
+  }
+  renameSync(tmp, out.controlPlane);
+  rmSync(out.kubectl, { force: true });
+  symlinkSync("control-plane", out.kubectl);
+  process.stderr.write(`built in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  return out;
+}
+
+if (import.meta.main) {
+  const b = await controlPlaneBinary();
+  process.stdout.write(`${b.controlPlane}\n`);
+}
