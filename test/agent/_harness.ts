@@ -7,7 +7,7 @@ import { generateInvocationId } from "../../src/run/run-id.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
 import { node } from "../cluster/nodes.ts";
-import { type Cluster, startCluster } from "../cluster/server.ts";
+import { type Backend, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
 import { AICR, ensureBuilt, ROOT } from "../e2e/_aicr.ts";
 
 /** The agent image; the fake kubelet runs the compiled binary for it. */
@@ -18,32 +18,34 @@ export const NS = "aicr-test";
 /** Every agent test waits this long at most; the waits end on conditions, long before it. */
 export const TEST_TIMEOUT_MS = 60_000;
 
-export interface AgentCluster extends Cluster {
-  /** Moves the cluster's clock forward (creationTimestamps have one-second resolution). */
-  advanceClock(ms: number): void;
+export interface AgentCluster extends TestCluster {
+  /**
+   * Moves creationTimestamps (one-second resolution) past the ones already given: the fake's clock
+   * jumps; on the real apiserver the wall clock is waited out.
+   */
+  advanceClock(ms: number): Promise<void>;
 }
 
 /** A cluster with a GPU node whose "container runtime" runs dist/aicr over an 8×H100 fixture host. */
-export async function agentCluster(options: { images?: Record<string, string> } = {}): Promise<AgentCluster> {
+export async function agentCluster(
+  backend: Backend,
+  options: { images?: Record<string, string> } = {},
+): Promise<AgentCluster> {
   await ensureBuilt();
   let skew = 0;
-  const cluster = await startCluster({
+  const cluster = await startTestCluster(backend, {
     now: () => new Date(Date.now() + skew),
-    objects: [
-      { resource: "nodes", object: node("gpu-node-1", { gpus: 8 }) },
-      { resource: "nodes", object: node("cpu-node-1") },
-    ],
-    controllers: {
-      runtimeFactory: (api: { kubeconfigForServiceAccount(ns: string, name: string): Promise<string> }) =>
-        processRuntime({
-          images: { [AGENT_IMAGE]: AICR, ...options.images },
-          kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
-          baseEnv: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1" },
-        }),
-    },
+    nodes: [node("gpu-node-1", { gpus: 8 }), node("cpu-node-1")],
+    runtime: (api) =>
+      processRuntime({
+        images: { [AGENT_IMAGE]: AICR, ...options.images },
+        kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
+        baseEnv: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1" },
+      }),
   });
-  const advanceClock = (ms: number): void => {
-    skew += ms;
+  const advanceClock = async (ms: number): Promise<void> => {
+    if (cluster.fake) skew += ms;
+    else await Bun.sleep(Math.min(ms, 1_100));
   };
   return Object.assign(cluster, { advanceClock });
 }
@@ -73,7 +75,7 @@ export function captureLog(): LogSink {
   };
 }
 
-export function adminClient(cluster: Cluster, user = "admin"): KubeClient {
+export function adminClient(cluster: TestCluster, user = "admin"): KubeClient {
   return KubeClient.connect({ kubeconfig: cluster.kubeconfigFor(user), env: {} });
 }
 

@@ -1,5 +1,5 @@
 import { stagingConfigMapName } from "../../src/agent/names.ts";
-import type { Cluster } from "../cluster/server.ts";
+import type { TestCluster as Cluster } from "../cluster/testbed.ts";
 import { type KObject, resource } from "../cluster/store.ts";
 
 /** Resolves once `cond` holds, re-checked on every committed store change: no sleeping, no polling. */
@@ -37,7 +37,11 @@ export function find(cluster: Cluster, plural: string, namespace: string | undef
 }
 
 /** The namespace, created directly if no earlier test (in any order) made it. */
-export function haveNamespace(cluster: Cluster, name: string): void {
+export async function haveNamespace(cluster: Cluster, name: string): Promise<void> {
   if (!cluster.store.find(resource("namespaces"), undefined, name))
-    cluster.store.create(resource("namespaces"), { apiVersion: "v1", kind: "Namespace", metadata: { name } });
+    await cluster.store.create(resource("namespaces"), {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name },
+    });
 }

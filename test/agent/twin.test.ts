@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
 import {
   type AgentCluster,
@@ -12,82 +12,86 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { runObjects, until } from "./_store.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
 
-let cluster: AgentCluster;
-beforeAll(async () => {
-  cluster = await agentCluster();
-  // The twin talks as its own user, so the request log tells its requests from the first run's.
-  cluster.addUser("twin", ["system:masters"]);
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+for (const backend of BACKENDS)
+  describe(`[${backend}]`, () => {
+    let cluster: AgentCluster;
+    beforeAll(async () => {
+      cluster = await agentCluster(backend);
+      // The twin talks as its own user, so the request log tells its requests from the first run's.
+      cluster.addUser("twin", ["system:masters"]);
+    });
+    afterAll(async () => {
+      await cluster.stop();
+    });
 
-test(
-  "a twin invocation with the same run ID fails on AlreadyExists and its cleanup deletes nothing of the first",
-  async () => {
-    const runId = testRunId("f");
-    const first = newRun(adminClient(cluster), captureLog(), { runId });
-    const twinLog = captureLog();
-    const twin = newRun(adminClient(cluster, "twin"), twinLog, { runId });
-    const seq = cluster.log.entries.length;
-    try {
-      const result = await driveRun(first);
-      const before = runObjects(cluster, NS, runId);
-      expect(before.length).toBe(8); // the seven kinds and the agent's pod
+    test(
+      "a twin invocation with the same run ID fails on AlreadyExists and its cleanup deletes nothing of the first",
+      async () => {
+        const runId = testRunId("f");
+        const first = newRun(adminClient(cluster), captureLog(), { runId });
+        const twinLog = captureLog();
+        const twin = newRun(adminClient(cluster, "twin"), twinLog, { runId });
+        const seq = cluster.log.entries.length;
+        try {
+          const result = await driveRun(first);
+          const before = runObjects(cluster, NS, runId);
+          expect(before.length).toBe(8); // the seven kinds and the agent's pod
 
-      const err = await twin.deploy().then(
-        () => undefined,
-        (e: unknown) => e,
-      );
-      expect(err).toBeInstanceOf(AicrError);
-      const e = err as AicrError;
-      expect(e.code).toBe("INTERNAL");
-      expect(e.message).toContain(first.plan.names.clusterRole);
-      expect(e.message).toContain(runId);
-      expect(e.remedy).toContain("run ID");
+          const err = await twin.deploy().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(err).toBeInstanceOf(AicrError);
+          const e = err as AicrError;
+          expect(e.code).toBe("INTERNAL");
+          expect(e.message).toContain(first.plan.names.clusterRole);
+          expect(e.message).toContain(runId);
+          expect(e.remedy).toContain("run ID");
 
-      const receipt = await twin.cleanup();
-      expect(receipt.filter((r) => r.outcome === "deleted")).toEqual([]);
-      const twinDeletes = cluster.log.entries
-        .slice(seq)
-        .filter((r) => r.user === "twin" && r.method === "DELETE");
-      expect(twinDeletes).toEqual([]);
-      expect(runObjects(cluster, NS, runId)).toEqual(before);
+          const receipt = await twin.cleanup();
+          expect(receipt.filter((r) => r.outcome === "deleted")).toEqual([]);
+          const twinDeletes = cluster.log.entries
+            .slice(seq)
+            .filter((r) => r.user === "twin" && r.method === "DELETE");
+          expect(twinDeletes).toEqual([]);
+          expect(runObjects(cluster, NS, runId)).toEqual(before);
 
-      // The first run is untouched: its result is still there and its own cleanup takes everything.
-      expect(await first.readResult()).toBe(result.bytes);
-    } finally {
-      const receipt = await first.cleanup();
-      expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
-    }
-    await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
-  },
-  TEST_TIMEOUT_MS,
-);
+          // The first run is untouched: its result is still there and its own cleanup takes everything.
+          expect(await first.readResult()).toBe(result.bytes);
+        } finally {
+          const receipt = await first.cleanup();
+          expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
+        }
+        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+      },
+      TEST_TIMEOUT_MS,
+    );
 
-test(
-  "two invocations racing with one run ID: exactly one owns the run; the loser fails and deletes nothing",
-  async () => {
-    const runId = testRunId("f");
-    const one = newRun(adminClient(cluster), captureLog(), { runId });
-    const two = newRun(adminClient(cluster, "twin"), captureLog(), { runId });
-    const seq = cluster.log.entries.length;
-    const settled = await Promise.allSettled([one.deploy(), two.deploy()]);
-    expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
-    const [winner, loser] = settled[0]!.status === "fulfilled" ? [one, two] : [two, one];
-    const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected")!.reason;
-    expect(failure).toMatchObject({ code: "INTERNAL" });
-    const before = runObjects(cluster, NS, runId);
-    expect(await loser.cleanup()).toEqual([]);
-    const loserUser = loser === two ? "twin" : "admin";
-    expect(
-      cluster.log.entries.slice(seq).filter((e) => e.user === loserUser && e.method === "DELETE"),
-    ).toEqual([]);
-    expect(runObjects(cluster, NS, runId)).toEqual(before);
-    await winner.waitForCompletion(TEST_TIMEOUT_MS);
-    await winner.cleanup();
-    await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
-  },
-  TEST_TIMEOUT_MS,
-);
+    test(
+      "two invocations racing with one run ID: exactly one owns the run; the loser fails and deletes nothing",
+      async () => {
+        const runId = testRunId("f");
+        const one = newRun(adminClient(cluster), captureLog(), { runId });
+        const two = newRun(adminClient(cluster, "twin"), captureLog(), { runId });
+        const seq = cluster.log.entries.length;
+        const settled = await Promise.allSettled([one.deploy(), two.deploy()]);
+        expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
+        const [winner, loser] = settled[0]!.status === "fulfilled" ? [one, two] : [two, one];
+        const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected")!.reason;
+        expect(failure).toMatchObject({ code: "INTERNAL" });
+        const before = runObjects(cluster, NS, runId);
+        expect(await loser.cleanup()).toEqual([]);
+        const loserUser = loser === two ? "twin" : "admin";
+        expect(
+          cluster.log.entries.slice(seq).filter((e) => e.user === loserUser && e.method === "DELETE"),
+        ).toEqual([]);
+        expect(runObjects(cluster, NS, runId)).toEqual(before);
+        await winner.waitForCompletion(TEST_TIMEOUT_MS);
+        await winner.cleanup();
+        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+      },
+      TEST_TIMEOUT_MS,
+    );
+  });

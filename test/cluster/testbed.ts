@@ -1,0 +1,104 @@
+/**
+ * One cluster interface, two backends. `startTestCluster(backend, options)` gives every suite the same
+ * shape — kubeconfig per identity, admin reads and writes (`store`), the request log, faults, nodes,
+ * stop — over either:
+ *
+ *   fake  test/cluster: our apiserver and controllers in this process (fast; every fault injectable)
+ *   real  test/control-plane: etcd, kube-apiserver, kube-controller-manager and kube-scheduler built
+ *         from Kubernetes' own modules, our process kubelet (real/kubelet.ts), and a fault proxy in
+ *         front of the apiserver (real/fault-proxy.ts) that keeps the same log and fault API.
+ *
+ * Suites run once per backend in BACKENDS (AICR_TEST_BACKENDS=fake,real; default both):
+ *
+ *   for (const backend of BACKENDS) describe(`[${backend}] …`, () => { … startTestCluster(backend, …) … });
+ *
+ * `store` reads are synchronous on both (the real backend's is an informer-style mirror) and writes
+ * return a promise on the real one: always `await` them. What only the fake has (its clock, its
+ * admission hooks, the raw Store) is under `fake`, undefined on the real backend.
+ */
+import type { ContainerRuntime, RunFunction } from "./controllers/runtime.ts";
+import type { Faults } from "./faults.ts";
+import type { KObject } from "./objects.ts";
+import type { RequestLog } from "./request-log.ts";
+import { type Cluster, startCluster } from "./server.ts";
+import type { StoreView } from "./real/mirror.ts";
+import type { ApiserverAccess } from "./wiring.ts";
+
+export type Backend = "fake" | "real";
+
+export const BACKENDS: Backend[] = (process.env.AICR_TEST_BACKENDS ?? "fake,real")
+  .split(",")
+  .map((b) => b.trim())
+  .filter((b): b is Backend => b === "fake" || b === "real");
+
+export interface TestClusterOptions {
+  /** Fake only (the real apiserver always serves HTTPS). */
+  https?: boolean;
+  users?: { name: string; groups?: string[] }[];
+  /** Nodes, kept Ready by the kubelet of either backend. */
+  nodes?: KObject[];
+  /** Other objects created at startup, as admin. */
+  objects?: { resource: string; object: KObject }[];
+  /** false: no Job controller, scheduler, kubelet or garbage collector on the fake; no kubelet on the real one. */
+  controllers?: boolean;
+  /** The kubelet's container runtime, built once the apiserver's address is known. */
+  runtime?: (apiserver: ApiserverAccess) => ContainerRuntime | RunFunction;
+  unpullableImages?: string[];
+  /** Fake only: the store's clock. */
+  now?: () => Date;
+}
+
+export interface TestCluster {
+  backend: Backend;
+  /** What clients connect to: the fake, or the fault proxy in front of the real apiserver. */
+  url: string;
+  port: number;
+  caCert: string | undefined;
+  store: StoreView;
+  log: RequestLog;
+  faults: Faults;
+  kubeconfigFor(user: string, opts?: { auth?: "token" | "certificate"; namespace?: string }): string;
+  addUser(name: string, groups?: string[]): void;
+  connectionsAccepted(): number;
+  /** The fake's own handle (its Store, clock, admission hooks); undefined on the real backend. */
+  fake: Cluster | undefined;
+  /** The kubectl built from the control plane's Kubernetes release (built on first use). */
+  kubectl(): Promise<string>;
+  stop(): Promise<void>;
+}
+
+export async function startTestCluster(backend: Backend, options: TestClusterOptions = {}): Promise<TestCluster> {
+  if (backend === "real") {
+    const { startRealCluster } = await import("./real/cluster.ts");
+    return startRealCluster(options);
+  }
+  const cluster = await startCluster({
+    ...(options.https ? { https: true } : {}),
+    ...(options.users ? { users: options.users } : {}),
+    ...(options.now ? { now: options.now } : {}),
+    objects: [...(options.nodes ?? []).map((object) => ({ resource: "nodes", object })), ...(options.objects ?? [])],
+    controllers:
+      options.controllers === false
+        ? false
+        : {
+            ...(options.unpullableImages ? { unpullableImages: options.unpullableImages } : {}),
+            ...(options.runtime ? { runtimeFactory: options.runtime } : {}),
+          },
+  });
+  return {
+    backend,
+    url: cluster.url,
+    port: cluster.port,
+    caCert: cluster.caCert,
+    store: cluster.store,
+    log: cluster.log,
+    faults: cluster.faults,
+    kubeconfigFor: (user, opts) => cluster.kubeconfigFor(user, opts),
+    addUser: (name, groups) => void cluster.addUser(name, groups),
+    connectionsAccepted: () => cluster.connectionsAccepted(),
+    fake: cluster,
+    kubectl: async () => (await import("../control-plane/build.ts").then((m) => m.controlPlaneBinary())).kubectl,
+    stop: () => cluster.stop(),
+  };
+}
+
