@@ -9,7 +9,7 @@ import type { RunContext } from "../../test/cluster/controllers/runtime.ts";
 import { node } from "../../test/cluster/nodes.ts";
 import type { LoggedRequest } from "../../test/cluster/request-log.ts";
 import { resource } from "../../test/cluster/resources.ts";
-import { type Cluster, startCluster } from "../../test/cluster/server.ts";
+import { type Backend, startTestCluster, type TestCluster } from "../../test/cluster/testbed.ts";
 import { AICR, ensureBuilt, ROOT } from "../../test/e2e/_aicr.ts";
 
 export { AICR, ROOT };
@@ -34,7 +34,7 @@ export async function snapshotTemplate(): Promise<string> {
 }
 
 /** The agent's contract, minus the collection: write `-o cm://ns/name` with the run's ID, owned by the Job. */
-export function instantAgent(getCluster: () => Cluster, template: string) {
+export function instantAgent(getCluster: () => TestCluster, template: string) {
   return async (ctx: RunContext): Promise<{ exitCode: number; message?: string }> => {
     const args: string[] = (ctx.container as { args?: string[] }).args ?? [];
     const target = args[args.indexOf("-o") + 1] ?? "";
@@ -46,7 +46,7 @@ export function instantAgent(getCluster: () => Cluster, template: string) {
       .replaceAll(TEMPLATE_RUN_ID, runId)
       .replace(/source-node: .*/, `source-node: ${ctx.env.NODE_NAME}`);
     const owned = ctx.env.AICR_OUTPUT_OWNED_BY_JOB === "true";
-    getCluster().store.create(resource("configmaps"), {
+    await getCluster().store.create(resource("configmaps"), {
       apiVersion: "v1",
       kind: "ConfigMap",
       metadata: {
@@ -75,21 +75,31 @@ export function instantAgent(getCluster: () => Cluster, template: string) {
   };
 }
 
-export async function instantCluster(template: string, opts: { https?: boolean } = {}): Promise<Cluster> {
-  let cluster: Cluster | undefined;
-  cluster = await startCluster({
+/**
+ * A cluster whose agent is near-instant: the fake (in this process) or the real control plane. On the
+ * real one the instant agent's write goes to the apiserver as admin, as the real agent's would.
+ */
+export async function instantCluster(
+  template: string,
+  opts: { https?: boolean; backend?: Backend } = {},
+): Promise<TestCluster> {
+  let cluster: TestCluster | undefined;
+  cluster = await startTestCluster(opts.backend ?? "fake", {
     https: opts.https ?? false,
-    objects: [
-      { resource: "nodes", object: node("gpu-node-1", { gpus: 8 }) },
-      { resource: "nodes", object: node("cpu-node-1") },
-    ],
-    controllers: { runtime: instantAgent(() => cluster as Cluster, template) },
+    nodes: [node("gpu-node-1", { gpus: 8 }), node("cpu-node-1")],
+    runtime: () => instantAgent(() => cluster as TestCluster, template),
   });
   return cluster;
 }
 
+/** `--backend fake|real` of the benchmarks. */
+export function backendArg(value: string | undefined): Backend {
+  if (value === undefined || value === "fake" || value === "real") return value ?? "fake";
+  throw new Error(`--backend must be fake or real, not ${value}`);
+}
+
 /** Completion time of every logged request (the log records a request when its answer is ready). */
-export function timeRequests(cluster: Cluster): Map<number, number> {
+export function timeRequests(cluster: TestCluster): Map<number, number> {
   const at = new Map<number, number>();
   const record = cluster.log.record.bind(cluster.log);
   cluster.log.record = (e) => {

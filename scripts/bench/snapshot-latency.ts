@@ -3,10 +3,13 @@
  * of injected latency; the agent is near-instant and makes no request of its own, so only the CLI's
  * requests are on the clock. Prints the chain of requests that forms the critical path.
  *
- *   bun scripts/bench/snapshot-latency.ts [--latency 50] [--runs 3]
+ * On the real backend the latency is added by the fault proxy in front of kube-apiserver.
+ *
+ *   bun scripts/bench/snapshot-latency.ts [--latency 50] [--runs 3] [--backend fake|real]
  */
 import { parseArgs } from "node:util";
 import {
+  backendArg,
   criticalPath,
   INSTANT_IMAGE,
   instantCluster,
@@ -16,11 +19,14 @@ import {
   timeRequests,
 } from "./snapshot-common.ts";
 
-const { values } = parseArgs({ options: { latency: { type: "string" }, runs: { type: "string" } } });
+const { values } = parseArgs({
+  options: { latency: { type: "string" }, runs: { type: "string" }, backend: { type: "string" } },
+});
+const BACKEND = backendArg(values.backend);
 const LATENCY = Number(values.latency ?? 50);
 const RUNS = Number(values.runs ?? 3);
 
-const cluster = await instantCluster(await snapshotTemplate());
+const cluster = await instantCluster(await snapshotTemplate(), { backend: BACKEND });
 const at = timeRequests(cluster);
 const admin = cluster.kubeconfigFor("admin");
 try {
@@ -45,6 +51,7 @@ try {
   }
   fault.remove();
   const added = median(slow) - median(zero);
+  console.log(`backend:                        ${BACKEND}`);
   console.log(`latency per request:            ${LATENCY} ms`);
   console.log(`requests per run (CLI):         ${requests}`);
   console.log(`wall, no latency (median):      ${median(zero).toFixed(0)} ms`);

@@ -5,21 +5,32 @@
  * sides, so the tools themselves are compared. The script's manifests are the very objects an aicr run
  * created (taken from the request log), with a fresh run ID.
  *
- *   bun scripts/bench/snapshot-vs-kubectl.ts [--runs 5]
+ * kubectl is the one built from the control plane's Kubernetes release (test/control-plane).
+ *
+ *   bun scripts/bench/snapshot-vs-kubectl.ts [--runs 15] [--backend fake|real]
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
-import { INSTANT_IMAGE, instantCluster, median, runCli, snapshotTemplate } from "./snapshot-common.ts";
+import { controlPlaneBinary } from "../../test/control-plane/build.ts";
+import {
+  backendArg,
+  INSTANT_IMAGE,
+  instantCluster,
+  median,
+  runCli,
+  snapshotTemplate,
+} from "./snapshot-common.ts";
 
-const { values } = parseArgs({ options: { runs: { type: "string" } } });
+const { values } = parseArgs({ options: { runs: { type: "string" }, backend: { type: "string" } } });
 const RUNS = Number(values.runs ?? 15);
-const KUBECTL = Bun.which("kubectl") ?? "/usr/bin/kubectl";
+const BACKEND = backendArg(values.backend);
+const KUBECTL = (await controlPlaneBinary()).kubectl;
 const NS = "bench";
 
-const cluster = await instantCluster(await snapshotTemplate(), { https: true });
+const cluster = await instantCluster(await snapshotTemplate(), { https: true, backend: BACKEND });
 const admin = cluster.kubeconfigFor("admin");
 const dir = mkdtempSync(join(tmpdir(), "aicr-bench-kubectl-"));
 try {
@@ -83,7 +94,9 @@ try {
   }
   const a = median(aicr);
   const k = median(kubectl);
-  console.log(`runs each:                  ${RUNS} (medians; agent near-instant on both sides; HTTPS fake)`);
+  console.log(
+    `runs each:                  ${RUNS} (medians; agent near-instant on both sides; ${BACKEND} backend)`,
+  );
   console.log(
     `aicr snapshot:              ${a.toFixed(0)} ms  (${aicr.map((x) => x.toFixed(0)).join(", ")})`,
   );

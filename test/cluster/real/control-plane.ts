@@ -8,6 +8,8 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { controlPlaneBinary } from "../../control-plane/build.ts";
+import { clientCert } from "../certs.ts";
+import { writeKubeconfig } from "../kubeconfig.ts";
 import { type ControlPlaneFiles, layOut, type StaticUser } from "./pki.ts";
 
 export interface ControlPlane extends ControlPlaneFiles {
@@ -16,6 +18,8 @@ export interface ControlPlane extends ControlPlaneFiles {
   kubectl: string;
   binDir: string;
   auditLog: string;
+  /** A kubeconfig file for admin (client certificate, system:masters), straight to the apiserver. */
+  adminKubeconfig: string;
   /** The last lines of a component's log, for failure messages. */
   tail(component: "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler", lines?: number): string;
   stop(): Promise<void>;
@@ -71,6 +75,9 @@ export async function startControlPlane(users: StaticUser[]): Promise<ControlPla
     kubectl: bin.kubectl,
     binDir: bin.dir,
     auditLog: join(dir, "audit.log"),
+    adminKubeconfig: writeKubeconfig(dir, "admin.kubeconfig", url, files.caCert, "admin", {
+      cert: clientCert("admin", ["system:masters"]),
+    }),
     tail,
     stop() {
       stopped ??= (async () => {
