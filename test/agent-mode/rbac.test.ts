@@ -4,7 +4,7 @@ import { CLUSTER_BASELINE_RULES, NAMESPACED_RULES, toPolicyRule } from "../../sr
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { adminClient, agentCluster, captureLog, newRun, testRunId } from "../agent/_harness.ts";
 import type { TestCluster as Cluster } from "../cluster/testbed.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 
 /**
  * The agent inside the fake kubelet, running the compiled binary with its own ServiceAccount token:
@@ -16,10 +16,10 @@ for (const backend of BACKENDS)
     const NS = "agent-rbac";
     beforeAll(async () => {
       cluster = await agentCluster(backend);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     async function grant(sa: string, roleRules: ReturnType<typeof toPolicyRule>[]) {
       const c = adminClient(cluster);

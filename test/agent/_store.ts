@@ -1,6 +1,6 @@
 import { stagingConfigMapName } from "../../src/agent/names.ts";
-import type { TestCluster as Cluster } from "../cluster/testbed.ts";
 import { type KObject, resource } from "../cluster/store.ts";
+import type { TestCluster as Cluster } from "../cluster/testbed.ts";
 
 /** Resolves once `cond` holds, re-checked on every committed store change: no sleeping, no polling. */
 export function until(cluster: Cluster, cond: () => boolean): Promise<void> {

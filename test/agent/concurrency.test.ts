@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AgentRun } from "../../src/agent/deployer.ts";
 import type { AccessCheck, KubeClient } from "../../src/kube/client.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -14,17 +15,16 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { runObjects, until } from "./_store.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
     let cluster: AgentCluster;
     beforeAll(async () => {
       cluster = await agentCluster(backend);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     const EXEC: AccessCheck = {
       verb: "create",

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { NAMESPACED_RULES, toPolicyRule } from "../../src/rbac/rules.ts";
 import { resource } from "../cluster/store.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -13,17 +14,16 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { find, haveNamespace, runObjects, until } from "./_store.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
     let cluster: AgentCluster;
     beforeAll(async () => {
       cluster = await agentCluster(backend);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     /** What an operator does after the CLI was SIGKILLed: `kubectl delete clusterrole <anchor>`, nothing else. */
     async function deleteAnchorOnly(name: string): Promise<void> {

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AgentRun, RunWaits } from "../../src/agent/deployer.ts";
 import type { LoggedRequest } from "../cluster/request-log.ts";
 import { resource } from "../cluster/store.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -19,17 +20,16 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { runObjects, until } from "./_store.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
     let cluster: AgentCluster;
     beforeAll(async () => {
       cluster = await agentCluster(backend);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     const JOBS = `/apis/batch/v1/namespaces/${NS}/jobs`;
     const PODS = `/api/v1/namespaces/${NS}/pods`;

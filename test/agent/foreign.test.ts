@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { stagingConfigMapName } from "../../src/agent/names.ts";
 import { AicrError } from "../../src/core/errors.ts";
 import { resource } from "../cluster/store.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -14,17 +15,16 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { find, haveNamespace, runObjects, until } from "./_store.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
     let cluster: AgentCluster;
     beforeAll(async () => {
       cluster = await agentCluster(backend);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     test(
       "a foreign ServiceAccount at the run's name fails the run, and cleanup leaves it alone",

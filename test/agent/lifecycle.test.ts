@@ -3,6 +3,7 @@ import type { ReceiptRow } from "../../src/agent/cleanup.ts";
 import { runLabels } from "../../src/agent/labels.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { resource } from "../cluster/store.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -15,7 +16,6 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { find, runObjects, until } from "./_store.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 const INVOCATION = "inv-lifecycle";
 
@@ -24,10 +24,10 @@ for (const backend of BACKENDS)
     let cluster: AgentCluster;
     beforeAll(async () => {
       cluster = await agentCluster(backend);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     test(
       "one run end to end: deploy, logs, result, cleanup leaves nothing of the run",

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { stagingConfigMapName } from "../../src/agent/names.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -12,17 +13,16 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { runObjects, until } from "./_store.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
     let cluster: AgentCluster;
     beforeAll(async () => {
       cluster = await agentCluster(backend);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
 import { resource } from "../cluster/store.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -11,7 +12,6 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
@@ -53,10 +53,10 @@ for (const backend of BACKENDS)
         },
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "no-sa-reader" }],
       });
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     test(
       "a forbidden get on the named ServiceAccount: UNAUTHORIZED, refusing to guess, nothing written",

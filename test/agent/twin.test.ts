@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,
   adminClient,
@@ -12,7 +13,6 @@ import {
   testRunId,
 } from "./_harness.ts";
 import { runObjects, until } from "./_store.ts";
-import { BACKENDS } from "../cluster/testbed.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
@@ -21,10 +21,10 @@ for (const backend of BACKENDS)
       cluster = await agentCluster(backend);
       // The twin talks as its own user, so the request log tells its requests from the first run's.
       cluster.addUser("twin", ["system:masters"]);
-    });
+    }, CLUSTER_HOOK_MS);
     afterAll(async () => {
       await cluster.stop();
-    });
+    }, CLUSTER_HOOK_MS);
 
     test(
       "a twin invocation with the same run ID fails on AlreadyExists and its cleanup deletes nothing of the first",

@@ -31,6 +31,12 @@ export const BACKENDS: Backend[] = (process.env.AICR_TEST_BACKENDS ?? "fake,real
   .map((b) => b.trim())
   .filter((b): b is Backend => b === "fake" || b === "real");
 
+/**
+ * Bound for a suite's beforeAll/afterAll that starts or stops a cluster (bun's hook default is 5 s; a
+ * real control plane with its kubelet takes several seconds on a loaded 2-core machine).
+ */
+export const CLUSTER_HOOK_MS = 120_000;
+
 export interface TestClusterOptions {
   /** Fake only (the real apiserver always serves HTTPS). */
   https?: boolean;

@@ -1,6 +1,7 @@
 /**
  * A runtime that runs real processes: for configured images, the pod's command/args are executed with
- * command[0] replaced by a local executable, the pod's env, and KUBECONFIG for the pod's ServiceAccount.
+ * command[0] replaced by a local executable, the pod's env, and KUBECONFIG for the pod's ServiceAccount —
+ * or, when the kubelet gives a `serviceAccountDir`, that directory bind-mounted at the in-cluster path.
  */
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -11,7 +12,10 @@ import type { ContainerRuntime, RunContext, RunFunction, RunResult } from "./run
 export interface ProcessRuntimeOptions {
   /** Image → executable. Images without one go to `fallback`. */
   images: Record<string, string> | ((image: string) => string | undefined);
-  /** Kubeconfig file content for a ServiceAccount; written per pod and exported as KUBECONFIG. */
+  /**
+   * Kubeconfig file content for a ServiceAccount; written per pod and exported as KUBECONFIG. Not used
+   * when the kubelet passes a `serviceAccountDir` (the process then uses in-cluster credentials).
+   */
   kubeconfigForServiceAccount?: (namespace: string, name: string) => Promise<string>;
   /** Environment every process starts from (default: only PATH), before the pod's env. */
   baseEnv?: Record<string, string>;
@@ -24,6 +28,31 @@ export interface ProcessRuntimeOptions {
 }
 
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
+
+/** Where a container finds its ServiceAccount credentials (the product's in-cluster transport reads it). */
+export const SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceaccount";
+
+/**
+ * argv that runs `argv` in a private mount namespace where `dir` is bind-mounted read-only at
+ * SERVICE_ACCOUNT_MOUNT, as a container sees its projected ServiceAccount volume (needs root). The
+ * shell `exec`s the program, so it keeps the spawned PID: signals reach it and its exit status is the
+ * container's (SIGTERM still gives 128+15).
+ */
+export function withServiceAccountMount(dir: string, argv: string[]): string[] {
+  const m = SERVICE_ACCOUNT_MOUNT;
+  const script = `mount --bind "$0" ${m} && mount -o remount,ro,bind ${m} && exec "$@"`;
+  return [
+    Bun.which("unshare") ?? "unshare",
+    "--mount",
+    "--propagation",
+    "private",
+    "/bin/sh",
+    "-c",
+    script,
+    dir,
+    ...argv,
+  ];
+}
 
 /** Copies a stream until it ends or `stop` resolves (a grandchild may keep the pipe open forever). */
 async function pump(
@@ -82,7 +111,10 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
       ...ctx.env,
     };
     let podDir: string | undefined;
-    if (opts.kubeconfigForServiceAccount) {
+    if (ctx.serviceAccountDir) {
+      // In-cluster credentials instead of a kubeconfig, as in a real pod; the mount point must exist.
+      await mkdir(SERVICE_ACCOUNT_MOUNT, { recursive: true });
+    } else if (opts.kubeconfigForServiceAccount) {
       const sa = pod.spec?.serviceAccountName ?? "default";
       const content = await opts.kubeconfigForServiceAccount(pod.metadata.namespace!, sa);
       podDir = join(await dir(), `${pod.metadata.uid}-${ctx.container.name}`);
@@ -91,7 +123,9 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
       env.KUBECONFIG = join(podDir, "kubeconfig");
     }
     try {
-      const proc = Bun.spawn(processArgv(exe, ctx.container, env), {
+      const argv = processArgv(exe, ctx.container, env);
+      const sa = ctx.serviceAccountDir;
+      const proc = Bun.spawn(sa ? withServiceAccountMount(sa, argv) : argv, {
         env,
         cwd: ctx.container.workingDir ?? podDir ?? process.cwd(),
         stdin: "ignore",
@@ -104,6 +138,7 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
         killTimer = setTimeout(() => proc.kill("SIGKILL"), opts.killGraceMs ?? 2000);
       };
       ctx.signal.addEventListener("abort", onAbort, { once: true });
+      if (ctx.signal.aborted) onAbort(); // aborted while the process was being prepared
       const drained = proc.exited.then(() => new Promise<void>((r) => setTimeout(r, DRAIN_AFTER_EXIT_MS)));
       await Promise.all([
         pump(proc.stdout, ctx.stdout, drained),

@@ -11,6 +11,13 @@ export interface RunContext {
   signal: AbortSignal;
   stdout(chunk: string | Uint8Array): void;
   stderr(chunk: string | Uint8Array): void;
+  /**
+   * A directory holding the pod's ServiceAccount credentials (token, ca.crt, namespace), to be seen by
+   * the container at /var/run/secrets/kubernetes.io/serviceaccount, as the kubelet's projected volume is.
+   * Set by the process kubelet of the real control plane (test/cluster/real/kubelet.ts); the fake's
+   * kubelet leaves it unset.
+   */
+  serviceAccountDir?: string;
 }
 
 export interface RunResult {

@@ -13,7 +13,10 @@ export function adminHttp(url: string, tls: { ca: string; cert: string; key: str
     async request(method, path, body, contentType = "application/json") {
       const res = await fetch(url + path, {
         method,
-        headers: { accept: "application/json", ...(body === undefined ? {} : { "content-type": contentType }) },
+        headers: {
+          accept: "application/json",
+          ...(body === undefined ? {} : { "content-type": contentType }),
+        },
         ...(body === undefined ? {} : { body: typeof body === "string" ? body : JSON.stringify(body) }),
         tls,
       } as RequestInit);
@@ -21,15 +24,29 @@ export function adminHttp(url: string, tls: { ca: string; cert: string; key: str
       const parsed = text ? JSON.parse(text) : undefined;
       if (!res.ok) {
         const status = (parsed ?? {}) as Partial<Status>;
-        throw new ApiStatusError(res.status, status.reason ?? "Unknown", status.message ?? text, status.details);
+        throw new ApiStatusError(
+          res.status,
+          status.reason ?? "Unknown",
+          status.message ?? text,
+          status.details,
+        );
       }
       return parsed;
     },
     async stream(path, signal) {
-      const res = await fetch(url + path, { headers: { accept: "application/json" }, signal, tls } as RequestInit);
+      const res = await fetch(url + path, {
+        headers: { accept: "application/json" },
+        signal,
+        tls,
+      } as RequestInit);
       if (!res.ok) {
         const status = (await res.json().catch(() => ({}))) as Partial<Status>;
-        throw new ApiStatusError(res.status, status.reason ?? "Unknown", status.message ?? "", status.details);
+        throw new ApiStatusError(
+          res.status,
+          status.reason ?? "Unknown",
+          status.message ?? "",
+          status.details,
+        );
       }
       return res;
     },

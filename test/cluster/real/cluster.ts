@@ -132,7 +132,15 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
         if (!g) throw new Error(`unknown user ${user}; add it with addUser()`);
         // Every other identity authenticates with a client certificate: the real apiserver's token
         // file is read once at start, a certificate can be issued at any time.
-        return writeKubeconfig(cp.dir, file, proxy.url, material.caCert, user, { cert: clientCert(user, g) }, opts.namespace);
+        return writeKubeconfig(
+          cp.dir,
+          file,
+          proxy.url,
+          material.caCert,
+          user,
+          { cert: clientCert(user, g) },
+          opts.namespace,
+        );
       },
       addUser(name, g = []) {
         groups.set(name, g);

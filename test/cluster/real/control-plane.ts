@@ -21,7 +21,10 @@ export interface ControlPlane extends ControlPlaneFiles {
   /** A kubeconfig file for admin (client certificate, system:masters), straight to the apiserver. */
   adminKubeconfig: string;
   /** The last lines of a component's log, for failure messages. */
-  tail(component: "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler", lines?: number): string;
+  tail(
+    component: "etcd" | "kube-apiserver" | "kube-controller-manager" | "kube-scheduler",
+    lines?: number,
+  ): string;
   stop(): Promise<void>;
 }
 
@@ -49,7 +52,11 @@ export async function startControlPlane(users: StaticUser[]): Promise<ControlPla
   });
   const tail: ControlPlane["tail"] = (component, lines = 30) => {
     try {
-      return readFileSync(join(dir, `${component}.log`), "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+      return readFileSync(join(dir, `${component}.log`), "utf8")
+        .trimEnd()
+        .split("\n")
+        .slice(-lines)
+        .join("\n");
     } catch {
       return "";
     }

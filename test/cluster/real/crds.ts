@@ -9,7 +9,12 @@ export const CLUSTER_POLICY_CRD: KObject = {
   spec: {
     group: "nvidia.com",
     scope: "Cluster",
-    names: { plural: "clusterpolicies", singular: "clusterpolicy", kind: "ClusterPolicy", listKind: "ClusterPolicyList" },
+    names: {
+      plural: "clusterpolicies",
+      singular: "clusterpolicy",
+      kind: "ClusterPolicy",
+      listKind: "ClusterPolicyList",
+    },
     versions: [
       {
         name: "v1",

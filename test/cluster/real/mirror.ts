@@ -9,7 +9,12 @@ import { ApiStatusError, notFound } from "../errors.ts";
 import { supportedFields } from "../fields.ts";
 import type { DeleteOptions, KObject } from "../objects.ts";
 import type { ResourceType } from "../resources.ts";
-import { matchesFields, matchesLabels, parseFieldSelector, parseLabelSelector } from "../semantics/selectors.ts";
+import {
+  matchesFields,
+  matchesLabels,
+  parseFieldSelector,
+  parseLabelSelector,
+} from "../semantics/selectors.ts";
 import type { ListOptions } from "../store-types.ts";
 import { type AdminHttp, pathOf, withKind } from "./admin-http.ts";
 
@@ -74,7 +79,10 @@ export class MirrorStore implements StoreView {
   }
 
   private async relist(r: ResourceType): Promise<string> {
-    const list = (await this.http.request("GET", pathOf(r))) as { items: KObject[]; metadata: { resourceVersion: string } };
+    const list = (await this.http.request("GET", pathOf(r))) as {
+      items: KObject[];
+      metadata: { resourceVersion: string };
+    };
     const map = this.cache.get(r)!;
     const seen = new Set<string>();
     for (const item of list.items) {
@@ -99,7 +107,10 @@ export class MirrorStore implements StoreView {
     const signal = this.abort.signal;
     while (!signal.aborted) {
       try {
-        const res = await this.http.stream(`${pathOf(r)}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`, signal);
+        const res = await this.http.stream(
+          `${pathOf(r)}?watch=1&allowWatchBookmarks=true&resourceVersion=${rv}`,
+          signal,
+        );
         const reader = res.body!.pipeThrough(new TextDecoderStream()).getReader();
         let buf = "";
         let gone = false;
@@ -168,12 +179,18 @@ export class MirrorStore implements StoreView {
 
   list(r: ResourceType, opts: ListOptions = {}): { items: KObject[] } {
     const labels = opts.labelSelector ? parseLabelSelector(opts.labelSelector) : undefined;
-    const fields = opts.fieldSelector ? parseFieldSelector(opts.fieldSelector, supportedFields(r)) : undefined;
+    const fields = opts.fieldSelector
+      ? parseFieldSelector(opts.fieldSelector, supportedFields(r))
+      : undefined;
     const items = [...this.mapOf(r).values()]
       .filter((o) => !opts.namespace || o.metadata.namespace === opts.namespace)
       .filter((o) => !labels || matchesLabels(labels, o.metadata.labels))
       .filter((o) => !fields || matchesFields(fields, o))
-      .sort((a, b) => key(a.metadata.namespace, a.metadata.name!).localeCompare(key(b.metadata.namespace, b.metadata.name!)));
+      .sort((a, b) =>
+        key(a.metadata.namespace, a.metadata.name!).localeCompare(
+          key(b.metadata.namespace, b.metadata.name!),
+        ),
+      );
     return { items };
   }
 
@@ -200,7 +217,11 @@ export class MirrorStore implements StoreView {
   }
 
   async create(r: ResourceType, obj: KObject): Promise<KObject> {
-    const created = (await this.http.request("POST", pathOf(r, obj.metadata.namespace), withKind(r, obj))) as KObject;
+    const created = (await this.http.request(
+      "POST",
+      pathOf(r, obj.metadata.namespace),
+      withKind(r, obj),
+    )) as KObject;
     return this.seen(r, withKind(r, created));
   }
 
@@ -215,7 +236,11 @@ export class MirrorStore implements StoreView {
       const current = withKind(r, (await this.http.request("GET", pathOf(r, namespace, name))) as KObject);
       const next = fn(structuredClone(current));
       try {
-        const updated = (await this.http.request("PUT", pathOf(r, namespace, name, opts.subresource), next)) as KObject;
+        const updated = (await this.http.request(
+          "PUT",
+          pathOf(r, namespace, name, opts.subresource),
+          next,
+        )) as KObject;
         return this.seen(r, withKind(r, updated));
       } catch (e) {
         if (e instanceof ApiStatusError && e.code === 409) continue;
@@ -224,7 +249,12 @@ export class MirrorStore implements StoreView {
     }
   }
 
-  async delete(r: ResourceType, namespace: string | undefined, name: string, opts: DeleteOptions = {}): Promise<KObject> {
+  async delete(
+    r: ResourceType,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions = {},
+  ): Promise<KObject> {
     const body = { apiVersion: "v1", kind: "DeleteOptions", ...opts };
     const out = (await this.http.request("DELETE", pathOf(r, namespace, name), body)) as KObject;
     if (this.cache.has(r))

@@ -53,7 +53,7 @@ export function layOut(dir: string, url: string, users: StaticUser[]): ControlPl
   }
   w(
     "tokens.csv",
-    users.map((u) => `${u.token},${u.name},${u.name},"${u.groups.join(",")}"`).join("\n") + "\n",
+    `${users.map((u) => `${u.token},${u.name},${u.name},"${u.groups.join(",")}"`).join("\n")}\n`,
   );
   w("audit-policy.yaml", AUDIT_POLICY);
   return { dir, caCert: p.caCert, frontProxy: front };
