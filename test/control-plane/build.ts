@@ -84,6 +84,10 @@ async function build(): Promise<ControlPlaneBinaries> {
   rmSync(out.kubectl, { force: true });
   symlinkSync("control-plane", out.kubectl);
   process.stderr.write(`built in ${((performance.now() - started) / 1000).toFixed(1)} s\n`);
+  // Binaries of other source hashes are stale (about 230 MB each): keep only this one.
+  const parent = join(dir, "..");
+  for (const other of readdirSync(parent))
+    if (join(parent, other) !== dir) rmSync(join(parent, other), { recursive: true, force: true });
   return out;
 }
 

@@ -94,13 +94,17 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
       });
       stops.push(() => kubelet.stop());
       const names = (options.nodes ?? []).map((n) => n.metadata.name!);
-      await store.until(() =>
-        names.every((n) =>
-          (store.find(resource("nodes"), undefined, n)?.status?.conditions ?? []).some(
-            (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
-          ),
-        ),
-      );
+      // Ready, and the not-ready taint that TaintNodesByCondition puts on every new Node already
+      // lifted by the node lifecycle controller: until then nothing schedules there.
+      const usable = (n: string) => {
+        const o = store.find(resource("nodes"), undefined, n);
+        const ready = (o?.status?.conditions ?? []).some(
+          (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
+        );
+        const taints: { key: string }[] = o?.spec?.taints ?? [];
+        return ready && !taints.some((t) => t.key.startsWith("node.kubernetes.io/"));
+      };
+      await store.until(() => names.every(usable));
     } else {
       for (const n of options.nodes ?? []) await store.create(resource("nodes"), n);
     }
