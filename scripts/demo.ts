@@ -11,7 +11,7 @@ import { processRuntime } from "../test/cluster/controllers/process-runtime.ts";
 import { installGpuOperator, operandRuntime } from "../test/cluster/gpu-operator.ts";
 import { demoNodes } from "../test/cluster/nodes.ts";
 import { resource } from "../test/cluster/resources.ts";
-import { startCluster } from "../test/cluster/server.ts";
+import { startTestCluster } from "../test/cluster/testbed.ts";
 import { AICR, ensureBuilt, ROOT } from "../test/e2e/_aicr.ts";
 
 const IMAGE = "ghcr.io/nvidia/aicr:demo";
@@ -19,22 +19,20 @@ const NS = "aicr-demo";
 const say = (line = ""): void => void process.stdout.write(`${line}\n`);
 
 await ensureBuilt(); // builds dist/aicr when it is missing
-const cluster = await startCluster({
+const cluster = await startTestCluster("fake", {
   https: true,
-  objects: demoNodes(),
-  controllers: {
-    runtimeFactory: (api) =>
-      processRuntime({
-        images: { [IMAGE]: AICR },
-        kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
-        baseEnv: {
-          PATH: `${join(ROOT, "test/fixtures/bin/h100")}:${process.env.PATH}`,
-          AICR_HOST_ROOT: join(ROOT, "test/fixtures/hosts/h100-node"),
-          NO_COLOR: "1",
-        },
-        fallback: operandRuntime,
-      }),
-  },
+  nodes: demoNodes().map((n) => n.object),
+  runtime: (api) =>
+    processRuntime({
+      images: { [IMAGE]: AICR },
+      kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
+      baseEnv: {
+        PATH: `${join(ROOT, "test/fixtures/bin/h100")}:${process.env.PATH}`,
+        AICR_HOST_ROOT: join(ROOT, "test/fixtures/hosts/h100-node"),
+        NO_COLOR: "1",
+      },
+      fallback: operandRuntime,
+    }),
 });
 await installGpuOperator(cluster);
 const kubeconfig = cluster.kubeconfigFor("admin");

@@ -1,12 +1,16 @@
 /**
- * A GPU Operator install for the fake cluster, seeded through its store: GPU nodes with allocatable
- * nvidia.com/gpu, a ClusterPolicy whose status reports ready, and operand pods in gpu-operator that
- * the fake kubelet keeps Running (see operandRuntime). The broken variant fails every built-in check.
+ * A GPU Operator install for a test cluster of either backend (testbed.ts), written as admin through
+ * its store: GPU nodes with allocatable nvidia.com/gpu, a ClusterPolicy whose status reports ready, and
+ * operand pods in gpu-operator bound to their nodes by spec.nodeName, which the kubelet of either
+ * backend keeps Running (see operandRuntime). On the real backend the ClusterPolicy is a custom resource
+ * of the CRD real/cluster.ts installs, and its status goes through the status subresource there too.
+ * The broken variant fails every built-in check.
  */
 import type { RunContext, RunResult } from "./controllers/runtime.ts";
 import { node } from "./nodes.ts";
-import type { Cluster } from "./server.ts";
-import { type KObject, resource } from "./store.ts";
+import type { KObject } from "./objects.ts";
+import { resource } from "./resources.ts";
+import type { TestCluster } from "./testbed.ts";
 
 export const GPU_OPERATOR_NS = "gpu-operator";
 export const OPERATOR_VERSION = "v25.10.1";
@@ -15,20 +19,27 @@ export const OLD_OPERATOR_VERSION = "v23.9.0";
 export const CRASHING_TAG = "crash";
 /** Images whose container never ends on its own (a hung validator). */
 export const HANGING_TAG = "hang";
+/** The GPU node whose device plugin never registered in the broken variant. */
+export const UNREGISTERED_GPU_NODE = "gpu-node-2";
 
 export interface GpuOperatorOptions {
   /** Default: ready. */
   broken?: boolean;
 }
 
-/** The nodes a validation cluster starts with: two 8-GPU nodes and a CPU node. */
-export function gpuClusterNodes(): { resource: string; object: KObject }[] {
-  return [node("gpu-node-1", { gpus: 8 }), node("gpu-node-2", { gpus: 8 }), node("cpu-node-1")].map(
-    (object) => ({
-      resource: "nodes",
-      object,
-    }),
-  );
+/**
+ * The nodes a validation cluster starts with: two 8-GPU nodes and a CPU node. Broken: gpu-node-2's
+ * device plugin never registered (labelled, 8 GPUs of capacity, none allocatable). The node starts that
+ * way rather than being patched later: on the real backend our kubelet owns each Node's status and
+ * would write an admin's patch of it back.
+ */
+export function gpuClusterNodes(options: GpuOperatorOptions = {}): { resource: string; object: KObject }[] {
+  const nodes = [node("gpu-node-1", { gpus: 8 }), node("gpu-node-2", { gpus: 8 }), node("cpu-node-1")];
+  if (options.broken) {
+    const status = nodes[1]!.status as { allocatable: Record<string, string> };
+    status.allocatable["nvidia.com/gpu"] = "0";
+  }
+  return nodes.map((object) => ({ resource: "nodes", object }));
 }
 
 /**
@@ -83,8 +94,8 @@ function operands(broken: boolean): KObject[] {
   ];
 }
 
-/** Resolves once `cond` holds, re-checked on every committed store change. */
-function until(cluster: Cluster, cond: () => boolean): Promise<void> {
+/** Resolves once `cond` holds, re-checked on every change the store (or the real backend's mirror) applies. */
+function until(cluster: TestCluster, cond: () => boolean): Promise<void> {
   if (cond()) return Promise.resolve();
   return new Promise((resolve) => {
     const stop = cluster.store.subscribe(() => {
@@ -96,49 +107,55 @@ function until(cluster: Cluster, cond: () => boolean): Promise<void> {
 }
 
 /**
- * Installs the operator into a running cluster (started with operandRuntime as the kubelet fallback)
- * and waits until every operand pod has reached its final phase: Running, or Failed when broken.
+ * Installs the operator into a running cluster (started with operandRuntime as the kubelet's fallback
+ * and, for the broken variant, with gpuClusterNodes({ broken: true })) and waits until every operand
+ * pod has reached its final phase: Running, or Failed when broken.
  */
-export async function installGpuOperator(cluster: Cluster, options: GpuOperatorOptions = {}): Promise<void> {
+export async function installGpuOperator(
+  cluster: TestCluster,
+  options: GpuOperatorOptions = {},
+): Promise<void> {
   const broken = Boolean(options.broken);
   const { store } = cluster;
+  if (broken) {
+    const gpus = (
+      store.find(resource("nodes"), undefined, UNREGISTERED_GPU_NODE)?.status as
+        | { allocatable?: Record<string, string> }
+        | undefined
+    )?.allocatable?.["nvidia.com/gpu"];
+    if (gpus !== "0")
+      throw new Error(
+        `the broken GPU Operator needs ${UNREGISTERED_GPU_NODE} started with 0 allocatable GPUs: gpuClusterNodes({ broken: true })`,
+      );
+  }
   if (!store.find(resource("namespaces"), undefined, GPU_OPERATOR_NS))
-    store.create(resource("namespaces"), {
+    await store.create(resource("namespaces"), {
       apiVersion: "v1",
       kind: "Namespace",
       metadata: { name: GPU_OPERATOR_NS },
     });
   const cp = resource("clusterpolicies");
-  store.create(cp, {
+  await store.create(cp, {
     apiVersion: "nvidia.com/v1",
     kind: "ClusterPolicy",
     metadata: { name: "cluster-policy" },
     spec: { driver: { enabled: true }, devicePlugin: { enabled: true }, toolkit: { enabled: true } },
   });
-  store.mutate(
+  await store.mutate(
     cp,
     undefined,
     "cluster-policy",
     (o) => ({ ...o, status: { state: broken ? "notReady" : "ready", namespace: GPU_OPERATOR_NS } }),
-    {
-      subresource: "status",
-    },
+    { subresource: "status" },
   );
-  if (broken) {
-    // A GPU node whose device plugin never registered: labelled, but nothing allocatable.
-    store.mutate(
-      resource("nodes"),
-      undefined,
-      "gpu-node-2",
-      (o) => {
-        const status = o.status as { allocatable: Record<string, string> };
-        return { ...o, status: { ...status, allocatable: { ...status.allocatable, "nvidia.com/gpu": "0" } } };
-      },
-      { subresource: "status" },
-    );
-  }
+  // The ServiceAccount admission plugin refuses pods until the namespace's `default` ServiceAccount
+  // exists; the real serviceaccount controller creates it a moment after the namespace.
+  await until(
+    cluster,
+    () => store.find(resource("serviceaccounts"), GPU_OPERATOR_NS, "default") !== undefined,
+  );
   const pods = operands(broken);
-  for (const p of pods) store.create(resource("pods"), p);
+  for (const p of pods) await store.create(resource("pods"), p);
   const want = (p: KObject) =>
     String((p.spec as { containers: { image: string }[] }).containers[0]?.image).endsWith(`:${CRASHING_TAG}`)
       ? "Failed"

@@ -111,7 +111,7 @@ func runUp(args []string) int {
 		return 1
 	}
 
-	controllers := "job,garbagecollector,namespace,serviceaccount,serviceaccount-token,root-ca-cert-publisher," +
+	controllers := "job,garbagecollector,namespace,serviceaccount,serviceaccount-token,root-ca-cert-publisher,clusterrole-aggregation," +
 		"ttl-after-finished,replicaset,deployment,daemonset,statefulset,cronjob,nodelifecycle,podgc," +
 		"endpointslice,resourcequota,disruption"
 	if err := sup.start(self, "kube-controller-manager", f("kube-controller-manager.log"), "kube-controller-manager",

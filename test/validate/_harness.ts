@@ -1,4 +1,7 @@
-/** A fake cluster for validate: GPU nodes, the GPU Operator fixture, and pods that run dist/aicr. */
+/**
+ * A cluster for validate, on either backend (testbed.ts): GPU nodes, the GPU Operator fixture, and pods
+ * that run dist/aicr.
+ */
 import { join } from "node:path";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
 import {
@@ -7,8 +10,9 @@ import {
   installGpuOperator,
   operandRuntime,
 } from "../cluster/gpu-operator.ts";
-import { type Cluster, startCluster } from "../cluster/server.ts";
-import { type KObject, resource } from "../cluster/store.ts";
+import type { KObject } from "../cluster/objects.ts";
+import { resource } from "../cluster/resources.ts";
+import { type Backend, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
 import { AICR, aicr, baseEnv, ensureBuilt, type Result, ROOT } from "../e2e/_aicr.ts";
 
 export const IMAGE = "ghcr.io/nvidia/aicr:validate-test";
@@ -19,26 +23,30 @@ export const SNAPSHOT = join(ROOT, "test/validate/fixtures/snapshot-h100.yaml");
 export const LONG = 180_000;
 
 export async function validationCluster(
+  backend: Backend,
   options: GpuOperatorOptions & { nodes?: { resource: string; object: KObject }[]; operator?: boolean } = {},
-): Promise<Cluster> {
+): Promise<TestCluster> {
   await ensureBuilt();
-  const cluster = await startCluster({
-    objects: options.nodes ?? gpuClusterNodes(),
-    controllers: {
-      runtimeFactory: (api: { kubeconfigForServiceAccount(ns: string, name: string): Promise<string> }) =>
-        processRuntime({
-          images: { [IMAGE]: AICR },
-          kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
-          baseEnv: {
-            PATH: `${join(ROOT, "test/fixtures/bin/h100")}:${process.env.PATH}`,
-            AICR_HOST_ROOT: join(ROOT, "test/fixtures/hosts/h100-node"),
-            NO_COLOR: "1",
-          },
-          fallback: operandRuntime,
-        }),
-    },
+  const cluster = await startTestCluster(backend, {
+    nodes: (options.nodes ?? gpuClusterNodes(options)).map((n) => n.object),
+    runtime: (api) =>
+      processRuntime({
+        images: { [IMAGE]: AICR },
+        kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
+        baseEnv: {
+          PATH: `${join(ROOT, "test/fixtures/bin/h100")}:${process.env.PATH}`,
+          AICR_HOST_ROOT: join(ROOT, "test/fixtures/hosts/h100-node"),
+          NO_COLOR: "1",
+        },
+        fallback: operandRuntime,
+      }),
   });
-  if (options.operator !== false) await installGpuOperator(cluster, options);
+  try {
+    if (options.operator !== false) await installGpuOperator(cluster, options);
+  } catch (e) {
+    await cluster.stop();
+    throw e;
+  }
   return cluster;
 }
 
@@ -55,7 +63,7 @@ export function runId(tag: string): string {
 
 /** The compiled binary against the cluster as admin: `aicr validate <args> -k … -n … --image …`. */
 export function validate(
-  cluster: Cluster,
+  cluster: TestCluster,
   args: string[],
   extra: { namespace?: string } = {},
 ): Promise<Result> {
@@ -69,7 +77,7 @@ const NAMESPACED = ["serviceaccounts", "roles", "rolebindings", "jobs", "pods", 
 const CLUSTER = ["clusterroles", "clusterrolebindings"];
 
 /** "Kind/name" of every object carrying the run ID label (namespaced in `namespace`, and cluster-wide). */
-export function objectsOfRun(cluster: Cluster, namespace: string, id: string): string[] {
+export function objectsOfRun(cluster: TestCluster, namespace: string, id: string): string[] {
   const labelSelector = `aicr.run/run-id=${id}`;
   const out: string[] = [];
   for (const p of NAMESPACED)
@@ -82,7 +90,7 @@ export function objectsOfRun(cluster: Cluster, namespace: string, id: string): s
 }
 
 /** Resolves once `cond` holds, re-checked on every committed store change: no sleeping, no polling. */
-export function until(cluster: Cluster, cond: () => boolean): Promise<void> {
+export function until(cluster: TestCluster, cond: () => boolean): Promise<void> {
   if (cond()) return Promise.resolve();
   return new Promise((resolve) => {
     const stop = cluster.store.subscribe(() => {
@@ -95,7 +103,7 @@ export function until(cluster: Cluster, cond: () => boolean): Promise<void> {
 
 /** Objects the apiserver was asked to create: kind, name and labels from each POST body. */
 export function createdObjects(
-  cluster: Cluster,
+  cluster: TestCluster,
 ): { kind: string; name: string; labels: Record<string, string> }[] {
   return cluster.log.entries
     .filter((e) => e.method === "POST" && e.status < 300 && typeof e.body === "object" && e.body !== null)

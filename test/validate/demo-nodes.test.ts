@@ -1,19 +1,23 @@
 /** The fixture on the standalone cluster's nodes (one GPU node tainted), as `npm run demo` would use it. */
-import { expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { demoNodes } from "../cluster/nodes.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
 import { ctrf, LONG, SAMPLE_RECIPE, validate, validationCluster } from "./_harness.ts";
 
-test(
-  "a live validate passes every check on the demo nodes",
-  async () => {
-    const cluster = await validationCluster({ nodes: demoNodes() });
-    try {
-      const r = await validate(cluster, ["-r", SAMPLE_RECIPE]);
-      expect({ code: r.code, err: r.code ? r.stderr : "" }).toEqual({ code: 0, err: "" });
-      expect(ctrf(r).summary).toMatchObject({ tests: 8, passed: 8 });
-    } finally {
-      await cluster.stop();
-    }
-  },
-  LONG,
-);
+for (const backend of BACKENDS)
+  describe(`[${backend}]`, () => {
+    test(
+      "a live validate passes every check on the demo nodes",
+      async () => {
+        const cluster = await validationCluster(backend, { nodes: demoNodes() });
+        try {
+          const r = await validate(cluster, ["-r", SAMPLE_RECIPE]);
+          expect({ code: r.code, err: r.code ? r.stderr : "" }).toEqual({ code: 0, err: "" });
+          expect(ctrf(r).summary).toMatchObject({ tests: 8, passed: 8 });
+        } finally {
+          await cluster.stop();
+        }
+      },
+      LONG,
+    );
+  });

@@ -1,63 +1,66 @@
 /** The permission gate: access reviews only, every missing permission listed at once, nothing created. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Cluster } from "../cluster/server.ts";
-import { resource } from "../cluster/store.ts";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { resource } from "../cluster/resources.ts";
+import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
 import { aicr, baseEnv } from "../e2e/_aicr.ts";
 import { IMAGE, LONG, NS, SAMPLE_RECIPE, SNAPSHOT, validationCluster } from "./_harness.ts";
 
-let cluster: Cluster;
-beforeAll(async () => {
-  cluster = await validationCluster();
-  cluster.addUser("ns-admin");
-  cluster.store.create(resource("namespaces"), {
-    apiVersion: "v1",
-    kind: "Namespace",
-    metadata: { name: NS },
-  });
-  cluster.store.create(resource("rolebindings"), {
-    apiVersion: "rbac.authorization.k8s.io/v1",
-    kind: "RoleBinding",
-    metadata: { name: "ns-admin", namespace: NS },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
-    subjects: [{ kind: "User", name: "ns-admin", apiGroup: "rbac.authorization.k8s.io" }],
-  });
-}, LONG);
-afterAll(async () => {
-  await cluster?.stop();
-});
+for (const backend of BACKENDS)
+  describe(`[${backend}]`, () => {
+    let cluster: TestCluster;
+    beforeAll(async () => {
+      cluster = await validationCluster(backend);
+      cluster.addUser("ns-admin");
+      await cluster.store.create(resource("namespaces"), {
+        apiVersion: "v1",
+        kind: "Namespace",
+        metadata: { name: NS },
+      });
+      await cluster.store.create(resource("rolebindings"), {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "ns-admin", namespace: NS },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "admin" },
+        subjects: [{ kind: "User", name: "ns-admin", apiGroup: "rbac.authorization.k8s.io" }],
+      });
+    }, LONG);
+    afterAll(async () => {
+      await cluster?.stop();
+    }, LONG);
 
-test(
-  "a namespace admin without cluster rights is refused before the first write (exit 4), everything listed",
-  async () => {
-    cluster.log.clear();
-    const r = await aicr(
-      [
-        "validate",
-        "-r",
-        SAMPLE_RECIPE,
-        "-s",
-        SNAPSHOT,
-        "-k",
-        cluster.kubeconfigFor("ns-admin"),
-        "-n",
-        NS,
-        "--image",
-        IMAGE,
-      ],
-      { env: baseEnv() },
+    test(
+      "a namespace admin without cluster rights is refused before the first write (exit 4), everything listed",
+      async () => {
+        cluster.log.clear();
+        const r = await aicr(
+          [
+            "validate",
+            "-r",
+            SAMPLE_RECIPE,
+            "-s",
+            SNAPSHOT,
+            "-k",
+            cluster.kubeconfigFor("ns-admin"),
+            "-n",
+            NS,
+            "--image",
+            IMAGE,
+          ],
+          { env: baseEnv() },
+        );
+        expect(r.code).toBe(4);
+        expect(r.stderr).toContain("[UNAUTHORIZED] the caller lacks");
+        for (const line of [
+          "create clusterroles.rbac.authorization.k8s.io (cluster-wide)",
+          "delete clusterrolebindings.rbac.authorization.k8s.io (cluster-wide)",
+          "list nodes (cluster-wide) (granted by the run's ClusterRole, so you must hold it)",
+          "list clusterpolicies.nvidia.com (cluster-wide) (granted by the run's ClusterRole, so you must hold it)",
+        ])
+          expect(r.stderr).toContain(line);
+        expect(r.stderr).not.toContain(`in namespace ${NS}`);
+        const writes = cluster.log.mutatingRequests().filter((e) => !e.path.includes("accessreviews"));
+        expect(writes.map((e) => `${e.method} ${e.path}`)).toEqual([]);
+      },
+      LONG,
     );
-    expect(r.code).toBe(4);
-    expect(r.stderr).toContain("[UNAUTHORIZED] the caller lacks");
-    for (const line of [
-      "create clusterroles.rbac.authorization.k8s.io (cluster-wide)",
-      "delete clusterrolebindings.rbac.authorization.k8s.io (cluster-wide)",
-      "list nodes (cluster-wide) (granted by the run's ClusterRole, so you must hold it)",
-      "list clusterpolicies.nvidia.com (cluster-wide) (granted by the run's ClusterRole, so you must hold it)",
-    ])
-      expect(r.stderr).toContain(line);
-    expect(r.stderr).not.toContain(`in namespace ${NS}`);
-    const writes = cluster.log.mutatingRequests().filter((e) => !e.path.includes("accessreviews"));
-    expect(writes.map((e) => `${e.method} ${e.path}`)).toEqual([]);
-  },
-  LONG,
-);
+  });

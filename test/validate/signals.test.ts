@@ -1,8 +1,8 @@
 /** Ctrl-C during a running check: the run stops waiting, cleans up what it created, and exits 9. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { HANGING_TAG } from "../cluster/gpu-operator.ts";
-import type { Cluster } from "../cluster/server.ts";
-import { resource } from "../cluster/store.ts";
+import { resource } from "../cluster/resources.ts";
+import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
 import { AICR, baseEnv, ensureBuilt } from "../e2e/_aicr.ts";
 import {
   LONG,
@@ -15,51 +15,55 @@ import {
   validationCluster,
 } from "./_harness.ts";
 
-let cluster: Cluster;
-beforeAll(async () => {
-  cluster = await validationCluster();
-}, LONG);
-afterAll(async () => {
-  await cluster?.stop();
-});
+for (const backend of BACKENDS)
+  describe(`[${backend}]`, () => {
+    let cluster: TestCluster;
+    beforeAll(async () => {
+      cluster = await validationCluster(backend);
+    }, LONG);
+    afterAll(async () => {
+      await cluster?.stop();
+    }, LONG);
 
-test(
-  "SIGINT while the validator pods run: cleanup deletes every object of the run, exit 9",
-  async () => {
-    await ensureBuilt();
-    const id = runId("5");
-    const proc = Bun.spawn(
-      [
-        AICR,
-        "validate",
-        "-r",
-        SAMPLE_RECIPE,
-        "-s",
-        SNAPSHOT,
-        "-k",
-        cluster.kubeconfigFor("admin"),
-        "-n",
-        NS,
-        "--run-id",
-        id,
-        "--image",
-        `validator:${HANGING_TAG}`,
-        "--timeout",
-        "10m",
-      ],
-      { env: baseEnv(), stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+    test(
+      "SIGINT while the validator pods run: cleanup deletes every object of the run, exit 9",
+      async () => {
+        await ensureBuilt();
+        const id = runId("5");
+        const proc = Bun.spawn(
+          [
+            AICR,
+            "validate",
+            "-r",
+            SAMPLE_RECIPE,
+            "-s",
+            SNAPSHOT,
+            "-k",
+            cluster.kubeconfigFor("admin"),
+            "-n",
+            NS,
+            "--run-id",
+            id,
+            "--image",
+            `validator:${HANGING_TAG}`,
+            "--timeout",
+            "10m",
+          ],
+          { env: baseEnv(), stdout: "pipe", stderr: "pipe", stdin: "ignore" },
+        );
+        const running = () =>
+          cluster.store
+            .list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${id}` })
+            .items.filter((p) => (p.status as { phase?: string } | undefined)?.phase === "Running").length ===
+          3;
+        await until(cluster, running);
+        proc.kill("SIGINT");
+        const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
+        expect({ code, stderr: code === 9 ? "" : stderr }).toEqual({ code: 9, stderr: "" });
+        expect(stderr).toContain("received SIGINT: cancelling");
+        expect(stderr).toContain("validation objects cleaned up deleted=10");
+        await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+      },
+      LONG,
     );
-    const running = () =>
-      cluster.store
-        .list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${id}` })
-        .items.filter((p) => (p.status as { phase?: string } | undefined)?.phase === "Running").length === 3;
-    await until(cluster, running);
-    proc.kill("SIGINT");
-    const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
-    expect({ code, stderr: code === 9 ? "" : stderr }).toEqual({ code: 9, stderr: "" });
-    expect(stderr).toContain("received SIGINT: cancelling");
-    expect(stderr).toContain("validation objects cleaned up deleted=10");
-    await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
-  },
-  LONG,
-);
+  });

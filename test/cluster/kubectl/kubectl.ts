@@ -1,13 +1,22 @@
-/** Running the real kubectl against a fake cluster (never with spawnSync: the server shares this event loop). */
-import { existsSync } from "node:fs";
+/**
+ * Running kubectl against a test cluster of either backend (never with spawnSync: the fake shares this
+ * event loop). The kubectl is the one built with the control plane from the same Kubernetes release
+ * (test/control-plane/build.ts; built on first use), never whatever a machine has installed.
+ */
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { controlPlaneBinary } from "../../control-plane/build.ts";
 
-export const KUBECTL = existsSync("/usr/bin/kubectl") ? "/usr/bin/kubectl" : Bun.which("kubectl");
-
-if (!KUBECTL) {
-  console.error(
-    "\n!!! kubectl not found (looked at /usr/bin/kubectl and PATH): the kubectl conformance tests are SKIPPED !!!\n",
-  );
-}
+export const KUBECTL: string = (await controlPlaneBinary()).kubectl;
+/** kubectl's discovery and OpenAPI cache, keyed by host:port: per test process, so a port reused by another backend never reads a stale one. */
+const CACHE_DIR = mkdtempSync(join(tmpdir(), "aicr-kubectl-cache-"));
+const env = (kubeconfig: string) => ({
+  ...process.env,
+  KUBECONFIG: kubeconfig,
+  KUBECACHEDIR: CACHE_DIR,
+  NO_COLOR: "1",
+});
 
 export interface KubectlResult {
   code: number;
@@ -16,8 +25,8 @@ export interface KubectlResult {
 }
 
 export async function kubectl(kubeconfig: string, args: string[], stdin?: string): Promise<KubectlResult> {
-  const proc = Bun.spawn([KUBECTL!, ...args], {
-    env: { ...process.env, KUBECONFIG: kubeconfig, NO_COLOR: "1" },
+  const proc = Bun.spawn([KUBECTL, ...args], {
+    env: env(kubeconfig),
     stdin: stdin === undefined ? "ignore" : new TextEncoder().encode(stdin),
     stdout: "pipe",
     stderr: "pipe",
@@ -32,8 +41,8 @@ export async function kubectl(kubeconfig: string, args: string[], stdin?: string
 
 /** A long-running kubectl (get -w, wait): read its output until a predicate holds. */
 export function kubectlStream(kubeconfig: string, args: string[]) {
-  const proc = Bun.spawn([KUBECTL!, ...args], {
-    env: { ...process.env, KUBECONFIG: kubeconfig, NO_COLOR: "1" },
+  const proc = Bun.spawn([KUBECTL, ...args], {
+    env: env(kubeconfig),
     stdout: "pipe",
     stderr: "pipe",
   });
