@@ -103,6 +103,24 @@ function adopt(ref: ObjectRef, o: CreateOwnedOptions, live: KubeObject, cause: u
  * Like Promise.all, but rejects only once every create has settled: cleanup runs right after a failed
  * deploy, and a create still in flight then would land after cleanup looked (and be left to the GC).
  */
+/**
+ * Creates a set of objects concurrently, except that each RoleBinding waits for the Roles of the set:
+ * for a caller who may not `bind` a Role, kube-apiserver checks the binding against the Role's rules,
+ * which it reads — a Role still in flight makes the binding a 404. `mayBind` (a cluster-admin) lifts it.
+ */
+export function createAllBindingsLast(
+  objects: KubernetesObject[],
+  create: (o: KubernetesObject) => Promise<unknown>,
+  mayBind: boolean,
+): Promise<unknown>[] {
+  if (mayBind) return objects.map(create);
+  const isBinding = (o: KubernetesObject) => o.kind === "RoleBinding";
+  const first = objects.filter((o) => !isBinding(o)).map((o) => [o, create(o)] as const);
+  const roles = first.filter(([o]) => o.kind === "Role").map(([, p]) => p);
+  const bindings = objects.filter(isBinding).map((o) => settleAll(roles).then(() => create(o)));
+  return [...first.map(([, p]) => p), ...bindings];
+}
+
 export async function settleAll(creates: Promise<unknown>[]): Promise<void> {
   const results = await Promise.allSettled(creates);
   const failed = results.find((r): r is PromiseRejectedResult => r.status === "rejected");

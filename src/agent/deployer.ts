@@ -3,7 +3,7 @@ import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
 import { type CleanupOptions, cleanupRun, type ReceiptRow } from "./cleanup.ts";
-import { createOwned, settleAll } from "./create-owned.ts";
+import { createAllBindingsLast, createOwned, settleAll } from "./create-owned.ts";
 import { CreatedSet } from "./created-set.ts";
 import { buildAgentJob, type PodSettings } from "./job-spec.ts";
 import { type RunIdentity, runLabels } from "./labels.ts";
@@ -68,6 +68,11 @@ export interface DeployOptions {
   namespace?: KubeObject | undefined;
   /** See AgentRun.deploy. */
   onWatchable?: (() => void) | undefined;
+  /**
+   * The caller may bind any Role (the gate found a cluster-admin): the RoleBinding can go out with its
+   * Role. Otherwise it waits for the Role, which the apiserver reads to check the binding.
+   */
+  mayBind?: boolean | undefined;
 }
 
 /**
@@ -165,8 +170,11 @@ export class AgentRun {
       await settleAll([
         create(buildClusterRoleBinding(withOwner)),
         serviceAccount,
-        create(buildRole(withOwner)),
-        create(buildRoleBinding(withOwner)),
+        ...createAllBindingsLast(
+          [buildRole(withOwner), buildRoleBinding(withOwner)],
+          create,
+          Boolean(options.mayBind),
+        ),
       ]);
       serviceAccountName = this.names.serviceAccount;
       // Answered before the Job's create is sent: a resourceVersion that precedes the Job.

@@ -1,3 +1,4 @@
+import { quantityValue } from "../core/quantity.ts";
 import type { RunNames } from "./names.ts";
 import { type OwnerRef, ownerReference } from "./rbac-objects.ts";
 
@@ -63,6 +64,25 @@ export function mergeResources(
   return { ...defaults, ...(overrides ?? {}) };
 }
 
+/**
+ * Requests and limits, each merged over its defaults. A request above a *default* limit raises that
+ * limit to the request (the apiserver refuses a request above its limit, and the operator asked only
+ * for the request); a request above a limit the operator gave is refused earlier, as bad flags.
+ */
+export function podResources(
+  defaults: { requests: Record<string, string>; limits: Record<string, string> },
+  input: { requests?: Record<string, string> | undefined; limits?: Record<string, string> | undefined },
+): { requests: Record<string, string>; limits: Record<string, string> } {
+  const requests = mergeResources(defaults.requests, input.requests);
+  const limits = mergeResources(defaults.limits, input.limits);
+  for (const [name, qty] of Object.entries(input.requests ?? {})) {
+    const limit = limits[name];
+    if (limit !== undefined && !(name in (input.limits ?? {})) && quantityValue(qty) > quantityValue(limit))
+      limits[name] = qty;
+  }
+  return { requests, limits };
+}
+
 const fieldEnv = (name: string, fieldPath: string) => ({
   name,
   valueFrom: { fieldRef: { apiVersion: "v1", fieldPath } },
@@ -89,7 +109,7 @@ export function agentEnv(input: AgentJobInput): Record<string, unknown>[] {
 }
 
 function privilegedPod(input: AgentJobInput) {
-  const limits = mergeResources(PRIVILEGED_RESOURCES.limits, input.limits);
+  const { requests, limits } = podResources(PRIVILEGED_RESOURCES, input);
   if (input.requireGpu && !(GPU_RESOURCE in (input.limits ?? {}))) limits[GPU_RESOURCE] = "1";
   const hostMounts =
     input.os === "talos"
@@ -114,7 +134,7 @@ function privilegedPod(input: AgentJobInput) {
       securityContext: { runAsUser: 0, runAsGroup: 0, fsGroup: 0, fsGroupChangePolicy: "OnRootMismatch" },
     },
     container: {
-      resources: { requests: mergeResources(PRIVILEGED_RESOURCES.requests, input.requests), limits },
+      resources: { requests, limits },
       securityContext: {
         privileged: true,
         runAsUser: 0,
@@ -142,8 +162,7 @@ function restrictedPod(input: AgentJobInput) {
     },
     container: {
       resources: {
-        requests: mergeResources(RESTRICTED_RESOURCES.requests, input.requests),
-        limits: mergeResources(RESTRICTED_RESOURCES.limits, input.limits),
+        ...podResources(RESTRICTED_RESOURCES, input),
       },
       securityContext: {
         privileged: false,

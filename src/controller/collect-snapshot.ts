@@ -195,6 +195,7 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     const namespace = await namespaceRead;
     await run.deploy({
       mode: gate.mode,
+      mayBind: gate.mayBind,
       namespace: namespace instanceof Error ? undefined : (namespace as KubeObject),
       onWatchable: () => {
         // A pending pod the cluster already knows cannot run (image pull, unschedulable) fails the run now.

@@ -1,6 +1,7 @@
 import type { Toleration } from "../agent/job-spec.ts";
 import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
+import { quantityValue } from "../core/quantity.ts";
 import { VERSION } from "../core/version.ts";
 import { type Destination, parseDestination } from "../snapshot/deliver.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat } from "../snapshot/serialize.ts";
@@ -136,8 +137,10 @@ export function resolveSnapshotOptions(
     requireGpu,
     runtimeClassName,
     os,
-    requests: requestsText ? parseResourceList("--requests", requestsText) : undefined,
-    limits: limitsText ? parseResourceList("--limits", limitsText) : undefined,
+    ...requestsWithinLimits(
+      requestsText ? parseResourceList("--requests", requestsText) : undefined,
+      limitsText ? parseResourceList("--limits", limitsText) : undefined,
+    ),
     discoverNetwork: parseBool("--discover-network", f.discoverNetwork ?? env.AICR_DISCOVER_NETWORK, false),
     maxNodesPerEntry: parseCount(
       "--max-nodes-per-entry",
@@ -146,4 +149,22 @@ export function resolveSnapshotOptions(
     debug: Boolean(f.debug),
     autoTarget: !nodeSelector && !requireGpu && !runtimeClassName,
   };
+}
+
+/** A request above a limit the operator also gave is refused here, as kube-apiserver would refuse the pod. */
+function requestsWithinLimits(
+  requests: Record<string, string> | undefined,
+  limits: Record<string, string> | undefined,
+): { requests: Record<string, string> | undefined; limits: Record<string, string> | undefined } {
+  for (const [name, qty] of Object.entries(requests ?? {})) {
+    const limit = limits?.[name];
+    if (limit !== undefined && quantityValue(qty) > quantityValue(limit))
+      throw badFlag(
+        "--requests",
+        `${name}=${qty}`,
+        `at most the limit ${name}=${limit} given with --limits`,
+        `raise --limits ${name} to at least ${qty}, or lower the request`,
+      );
+  }
+  return { requests, limits };
 }

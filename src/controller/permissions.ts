@@ -64,6 +64,8 @@ export interface GateResult {
   mode: ServiceAccountMode;
   denied: string[];
   notes: string[];
+  /** Allowed every verb on every resource (cluster-admin): may bind any Role without holding its rules. */
+  mayBind: boolean;
 }
 
 /** Bounded fan-out: at most `limit` reviews in flight. */
@@ -284,7 +286,7 @@ export async function checkPermissions(
           }));
     if (found.lines.length > 0) throw unauthorized(found.lines, found.hints);
     for (const n of found.notes) log.info(n);
-    return { mode, denied: [], notes: found.notes };
+    return { mode, denied: [], notes: found.notes, mayBind: true };
   }
   const early = input.knownMode ? modeSpecific(client, input, input.knownMode, log, admission) : undefined;
   early?.catch(() => {});
@@ -301,7 +303,7 @@ export async function checkPermissions(
   lines.push(...found.lines);
   if (lines.length > 0) throw unauthorized(lines, found.hints);
   for (const n of found.notes) log.info(n);
-  return { mode, denied: [], notes: found.notes };
+  return { mode, denied: [], notes: found.notes, mayBind: false };
 }
 
 function unauthorized(lines: string[], hints: string[]): AicrError {

@@ -1,7 +1,11 @@
-/** Seeds legacy aicr objects and decoys straight into a fake cluster's store (acting as system:masters). */
+/**
+ * Seeds legacy aicr objects and decoys straight into a cluster's store (acting as system:masters), on
+ * either backend of testbed.ts. Every seed is awaited: on the real backend a write resolves once the
+ * store's mirror holds it.
+ */
 
 import { createLogger, type Logger } from "../../src/core/log.ts";
-import { KubeClient } from "../../src/kube/client.ts";
+import { type AccessCheck, KubeClient } from "../../src/kube/client.ts";
 import type { CleanupOptions } from "../../src/legacy/cleanup.ts";
 import type { Receipt, ReceiptEntry } from "../../src/legacy/types.ts";
 import {
@@ -10,31 +14,54 @@ import {
   type PolicyRule,
   toPolicyRule,
 } from "../../src/rbac/rules.ts";
-import type { Cluster } from "../cluster/server.ts";
 import { type KObject, resource } from "../cluster/store.ts";
+import type { TestCluster as Cluster } from "../cluster/testbed.ts";
 
 export const RUN_ID = "20261129-101500-0123456789abcdef";
+/** Bounds that only stop a stuck test: starting a real control plane takes seconds on a loaded box. */
+export const SETUP_MS = 120_000;
+export const TEST_MS = 60_000;
 const RBAC = "rbac.authorization.k8s.io";
 
 export const sa = (namespace: string, name = "aicr") => ({ kind: "ServiceAccount", name, namespace });
 
-export function put(cluster: Cluster, plural: string, object: KObject): KObject {
-  return cluster.store.create(resource(plural), object);
+export function put(cluster: Cluster, plural: string, object: KObject): Promise<KObject> {
+  return Promise.resolve(cluster.store.create(resource(plural), object));
 }
 
-export function namespace(cluster: Cluster, name: string): void {
+export async function namespace(cluster: Cluster, name: string): Promise<void> {
   if (!cluster.store.find(resource("namespaces"), undefined, name))
-    put(cluster, "namespaces", { metadata: { name } });
+    await put(cluster, "namespaces", { metadata: { name } });
 }
 
-export function jobObject(
-  ns: string,
-  name: string,
-  state: { active?: boolean; serviceAccountName?: string } = {},
-): KObject {
+/**
+ * A legacy Job's status, as the Job controller leaves it: running (one active pod) or complete (the
+ * apiserver refuses Complete without SuccessCriteriaMet, startTime and completionTime).
+ */
+export function jobStatus(active: boolean): KObject["status"] {
+  return active
+    ? { active: 1, startTime: "2026-11-29T10:00:00Z" }
+    : {
+        succeeded: 1,
+        startTime: "2026-11-29T10:00:00Z",
+        completionTime: "2026-11-29T10:01:00Z",
+        conditions: [
+          { type: "SuccessCriteriaMet", status: "True" },
+          { type: "Complete", status: "True" },
+        ],
+      };
+}
+
+/**
+ * A Job as a legacy aicr left it. spec.managedBy hands it to a controller that does not exist, so the
+ * Job controller of the real backend neither runs it (there is no kubelet in these suites) nor rewrites
+ * the status the seed gives it; nothing aicr reads depends on that field.
+ */
+export function jobObject(ns: string, name: string, state: { serviceAccountName?: string } = {}): KObject {
   return {
     metadata: { name, namespace: ns },
     spec: {
+      managedBy: "aicr.test/legacy-seed",
       template: {
         spec: {
           serviceAccountName: state.serviceAccountName ?? "aicr",
@@ -43,10 +70,24 @@ export function jobObject(
         },
       },
     },
-    status: state.active
-      ? { active: 1, startTime: "2026-11-29T10:00:00Z" }
-      : { succeeded: 1, conditions: [{ type: "Complete", status: "True" }] },
   };
+}
+
+/** Creates the Job, then writes its status through the status subresource, as its controller would. */
+export async function putJob(
+  cluster: Cluster,
+  ns: string,
+  name: string,
+  state: { active?: boolean; serviceAccountName?: string } = {},
+): Promise<KObject> {
+  await put(cluster, "jobs", jobObject(ns, name, state));
+  return cluster.store.mutate(
+    resource("jobs"),
+    ns,
+    name,
+    (o) => ({ ...o, status: { ...o.status, ...jobStatus(state.active ?? false) } }),
+    { subresource: "status" },
+  );
 }
 
 export const clusterRoleObject = (
@@ -74,36 +115,40 @@ export const bindingObject = (
 });
 
 /** The namespaced legacy set of one namespace: snapshot and validate Jobs, accounts, Role, RoleBinding, ConfigMap. */
-export function seedNamespace(cluster: Cluster, ns: string, options: { activeJob?: boolean } = {}): void {
-  namespace(cluster, ns);
-  put(cluster, "serviceaccounts", { metadata: { name: "aicr", namespace: ns } });
-  put(cluster, "serviceaccounts", { metadata: { name: "aicr-validator", namespace: ns } });
-  put(cluster, "roles", {
+export async function seedNamespace(
+  cluster: Cluster,
+  ns: string,
+  options: { activeJob?: boolean } = {},
+): Promise<void> {
+  await namespace(cluster, ns);
+  await put(cluster, "serviceaccounts", { metadata: { name: "aicr", namespace: ns } });
+  await put(cluster, "serviceaccounts", { metadata: { name: "aicr-validator", namespace: ns } });
+  await put(cluster, "roles", {
     metadata: { name: "aicr", namespace: ns },
     rules: NAMESPACED_RULES.map(toPolicyRule),
   });
-  put(
+  await put(
     cluster,
     "rolebindings",
     bindingObject("aicr", { kind: "Role", name: "aicr" }, [sa(ns)], { namespace: ns }),
   );
-  put(cluster, "jobs", jobObject(ns, "aicr", { active: options.activeJob ?? false }));
-  put(cluster, "jobs", jobObject(ns, "aicr-validate"));
-  put(cluster, "configmaps", {
+  await putJob(cluster, ns, "aicr", { active: options.activeJob ?? false });
+  await putJob(cluster, ns, "aicr-validate");
+  await put(cluster, "configmaps", {
     metadata: { name: "aicr-snapshot", namespace: ns },
     data: { "snapshot.yaml": "kind: Snapshot\n" },
   });
 }
 
 /** The cluster-scoped legacy pair bound to `ns`/aicr, and the validator's binding to `ns`/aicr-validator. */
-export function seedClusterScoped(cluster: Cluster, ns: string): void {
-  put(cluster, "clusterroles", clusterRoleObject("aicr-node-reader"));
-  put(
+export async function seedClusterScoped(cluster: Cluster, ns: string): Promise<void> {
+  await put(cluster, "clusterroles", clusterRoleObject("aicr-node-reader"));
+  await put(
     cluster,
     "clusterrolebindings",
     bindingObject("aicr-node-reader", { kind: "ClusterRole", name: "aicr-node-reader" }, [sa(ns)]),
   );
-  put(
+  await put(
     cluster,
     "clusterrolebindings",
     bindingObject("aicr-validator", { kind: "ClusterRole", name: "cluster-admin" }, [
@@ -113,24 +158,51 @@ export function seedClusterScoped(cluster: Cluster, ns: string): void {
 }
 
 /** A run-isolated deployment's objects: same prefixes, run-id labels; never cleanup-legacy's business. */
-export function seedRunScoped(cluster: Cluster, ns: string): void {
+export async function seedRunScoped(cluster: Cluster, ns: string): Promise<void> {
   const labels = {
     "app.kubernetes.io/name": "aicr",
     "app.kubernetes.io/managed-by": "aicr",
     "aicr.run/run-id": RUN_ID,
   };
   const name = `aicr-node-reader-${RUN_ID}`;
-  put(cluster, "clusterroles", clusterRoleObject(name, undefined, labels));
-  put(
+  await put(cluster, "clusterroles", clusterRoleObject(name, undefined, labels));
+  await put(
     cluster,
     "clusterrolebindings",
     bindingObject(name, { kind: "ClusterRole", name }, [sa(ns, `aicr-${RUN_ID}`)], { labels }),
   );
-  put(cluster, "serviceaccounts", { metadata: { name: `aicr-${RUN_ID}`, namespace: ns, labels } });
+  await put(cluster, "serviceaccounts", { metadata: { name: `aicr-${RUN_ID}`, namespace: ns, labels } });
 }
 
 export function exists(cluster: Cluster, plural: string, ns: string | undefined, name: string): boolean {
   return cluster.store.find(resource(plural), ns, name) !== undefined;
+}
+
+/**
+ * Whether the object is gone, once the store has caught up: aicr's delete was answered before it
+ * returned, and the real backend's mirror learns of it from its watch a moment later (the fake's store
+ * at once). False only if it is still there after a bound that no passing test comes near.
+ */
+export function gone(
+  cluster: Cluster,
+  plural: string,
+  ns: string | undefined,
+  name: string,
+): Promise<boolean> {
+  const absent = () => !exists(cluster, plural, ns, name);
+  if (absent()) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => {
+      stop();
+      resolve(false);
+    }, 30_000);
+    const stop = cluster.store.subscribe(() => {
+      if (!absent()) return;
+      stop();
+      clearTimeout(timer);
+      resolve(true);
+    });
+  });
 }
 
 export function adminClient(cluster: Cluster): KubeClient {
@@ -155,6 +227,53 @@ export function writesTo(cluster: Cluster): string[] {
 }
 
 export const never = new AbortController().signal;
+
+/** The identity that asks whether fresh RBAC is in force: its own, so its reviews stand apart in the log. */
+const SETUP_USER = "aicr-test-setup";
+
+/**
+ * Resolves once every check is allowed for `subject`. RBAC a test just wrote is in force at once on
+ * the fake; the real apiserver's authorizer reads bindings from an informer cache, a moment after the
+ * write. Asked with SubjectAccessReviews (they persist nothing) until allowed; the bound only stops a
+ * test whose grant never takes effect.
+ */
+export async function untilGranted(
+  cluster: Cluster,
+  subject: { user: string; groups: string[] },
+  checks: AccessCheck[],
+): Promise<void> {
+  cluster.addUser(SETUP_USER, ["system:masters"]);
+  const client = KubeClient.connect({ kubeconfig: cluster.kubeconfigFor(SETUP_USER), env: {} });
+  try {
+    for (const check of checks) {
+      const start = Date.now();
+      while (!(await client.review(check, subject)).allowed) {
+        if (Date.now() - start > 30_000)
+          throw new Error(`stuck waiting for ${subject.user} to be allowed ${JSON.stringify(check)}`);
+        await Bun.sleep(20);
+      }
+    }
+  } finally {
+    client.close();
+  }
+}
+
+/** One check per rule (its first group, resource and verb): enough to know the binding is seen. */
+export function checksFor(
+  rules: { apiGroups: string[]; resources: string[]; verbs: string[] }[],
+  namespace?: string,
+): AccessCheck[] {
+  return rules.map((r) => {
+    const [res, sub] = (r.resources[0] ?? "*").split("/");
+    return {
+      verb: r.verbs[0] ?? "*",
+      group: r.apiGroups[0] ?? "",
+      resource: res ?? "*",
+      ...(sub ? { subresource: sub } : {}),
+      ...(namespace ? { namespace } : {}),
+    };
+  });
+}
 
 /** Options of a scripted run (--yes) in gpu-operator; the prompt must not be reached unless overridden. */
 export function options(overrides: Partial<CleanupOptions> = {}): CleanupOptions {

@@ -1,27 +1,23 @@
 import { afterEach, beforeEach, describe, expect, test } from "bun:test";
 import type { AicrError } from "../../src/core/errors.ts";
 import { cleanupLegacy } from "../../src/legacy/cleanup.ts";
-import { type Cluster, startCluster } from "../cluster/server.ts";
+import { BACKENDS, type TestCluster as Cluster, startTestCluster } from "../cluster/testbed.ts";
 import {
   bindingObject,
   captureLog,
+  checksFor,
   clientFor,
   exists,
   namespace,
   options,
   put,
+  SETUP_MS,
   seedClusterScoped,
   seedNamespace,
+  TEST_MS,
+  untilGranted,
   writesTo,
 } from "./_seed.ts";
-
-let cluster: Cluster;
-beforeEach(async () => {
-  cluster = await startCluster({ controllers: false });
-});
-afterEach(async () => {
-  await cluster.stop();
-});
 
 const NS = "gpu-operator";
 const LEGACY_RESOURCES = [
@@ -38,106 +34,141 @@ const CLUSTER_SCOPED = [
 ];
 
 /** Grants `user` `verbs` on the legacy resources (default: all of them), cluster-wide or in one namespace. */
-function grant(
+async function grant(
+  cluster: Cluster,
   user: string,
   verbs: string[],
   where: { ns?: string; resources?: typeof LEGACY_RESOURCES } = {},
-): void {
+): Promise<void> {
   const { ns } = where;
   const name = `${user}-${verbs.join("-")}-${ns ?? "cluster"}`;
   const rules = (where.resources ?? LEGACY_RESOURCES).map((r) => ({ ...r, verbs }));
   if (ns) {
-    put(cluster, "roles", { metadata: { name, namespace: ns }, rules });
-    put(
+    await put(cluster, "roles", { metadata: { name, namespace: ns }, rules });
+    await put(
       cluster,
       "rolebindings",
       bindingObject(name, { kind: "Role", name }, [{ kind: "User", name: user }], { namespace: ns }),
     );
   } else {
-    put(cluster, "clusterroles", { metadata: { name }, rules });
-    put(
+    await put(cluster, "clusterroles", { metadata: { name }, rules });
+    await put(
       cluster,
       "clusterrolebindings",
       bindingObject(name, { kind: "ClusterRole", name }, [{ kind: "User", name: user }]),
     );
   }
+  await untilGranted(cluster, { user, groups: [] }, checksFor(rules, ns));
 }
 
-describe("the permission gate", () => {
-  test("runs first and reports every missing permission at once (UNAUTHORIZED); nothing is read or deleted", async () => {
-    seedNamespace(cluster, NS);
-    seedClusterScoped(cluster, NS);
-    cluster.addUser("reader", []);
-    grant("reader", ["get", "list"]);
-    cluster.log.clear();
-    const err = (await cleanupLegacy(clientFor(cluster, "reader"), options()).catch((e) => e)) as AicrError;
-    expect(err.code).toBe("UNAUTHORIZED");
-    expect(err.message).toContain(
-      'cannot "delete" clusterroles.rbac.authorization.k8s.io "aicr-node-reader" (cluster-wide)',
+for (const backend of BACKENDS)
+  describe(`[${backend}] the permission gate`, () => {
+    let cluster: Cluster;
+    beforeEach(async () => {
+      cluster = await startTestCluster(backend, { controllers: false });
+    }, SETUP_MS);
+    afterEach(async () => {
+      await cluster?.stop();
+    }, SETUP_MS);
+
+    test(
+      "runs first and reports every missing permission at once (UNAUTHORIZED); nothing is read or deleted",
+      async () => {
+        await seedNamespace(cluster, NS);
+        await seedClusterScoped(cluster, NS);
+        cluster.addUser("reader", []);
+        await grant(cluster, "reader", ["get", "list"]);
+        cluster.log.clear();
+        const err = (await cleanupLegacy(clientFor(cluster, "reader"), options()).catch(
+          (e) => e,
+        )) as AicrError;
+        expect(err.code).toBe("UNAUTHORIZED");
+        expect(err.message).toContain(
+          'cannot "delete" clusterroles.rbac.authorization.k8s.io "aicr-node-reader" (cluster-wide)',
+        );
+        expect(err.message).toContain('cannot "delete" jobs.batch "aicr" (namespace "gpu-operator")');
+        expect(err.message).not.toContain('cannot "get"');
+        expect((err.context.missing as string[]).length).toBe(9);
+        expect(cluster.log.entries.every((e) => e.path.startsWith("/apis/authorization.k8s.io/"))).toBe(true);
+        expect(exists(cluster, "jobs", NS, "aicr")).toBe(true);
+      },
+      TEST_MS,
     );
-    expect(err.message).toContain('cannot "delete" jobs.batch "aicr" (namespace "gpu-operator")');
-    expect(err.message).not.toContain('cannot "get"');
-    expect((err.context.missing as string[]).length).toBe(9);
-    expect(cluster.log.entries.every((e) => e.path.startsWith("/apis/authorization.k8s.io/"))).toBe(true);
-    expect(exists(cluster, "jobs", NS, "aicr")).toBe(true);
-  });
 
-  test("--dry-run needs only the reads; the missing deletes become warnings", async () => {
-    seedNamespace(cluster, NS);
-    cluster.addUser("reader", []);
-    grant("reader", ["get", "list"]);
-    const captured = captureLog();
-    const { stage } = await cleanupLegacy(
-      clientFor(cluster, "reader"),
-      options({ dryRun: true, log: captured.log }),
+    test(
+      "--dry-run needs only the reads; the missing deletes become warnings",
+      async () => {
+        await seedNamespace(cluster, NS);
+        cluster.addUser("reader", []);
+        await grant(cluster, "reader", ["get", "list"]);
+        const captured = captureLog();
+        const { stage } = await cleanupLegacy(
+          clientFor(cluster, "reader"),
+          options({ dryRun: true, log: captured.log }),
+        );
+        expect(stage).toBe("plan");
+        expect(
+          captured.lines.some((l) =>
+            l.includes('a real run would fail: the caller cannot "delete" jobs.batch "aicr"'),
+          ),
+        ).toBe(true);
+        expect(writesTo(cluster)).toEqual([]);
+      },
+      TEST_MS,
     );
-    expect(stage).toBe("plan");
-    expect(
-      captured.lines.some((l) =>
-        l.includes('a real run would fail: the caller cannot "delete" jobs.batch "aicr"'),
-      ),
-    ).toBe(true);
-    expect(writesTo(cluster)).toEqual([]);
-  });
 
-  test("without even the reads, a dry run is refused too, listing them", async () => {
-    cluster.addUser("nobody", []);
-    namespace(cluster, NS);
-    const err = (await cleanupLegacy(clientFor(cluster, "nobody"), options({ dryRun: true })).catch(
-      (e) => e,
-    )) as AicrError;
-    expect(err.code).toBe("UNAUTHORIZED");
-    expect(err.message).toContain('cannot "get" serviceaccounts "aicr" (namespace "gpu-operator")');
-    expect(err.message).not.toContain('"delete"');
-  });
+    test(
+      "without even the reads, a dry run is refused too, listing them",
+      async () => {
+        cluster.addUser("nobody", []);
+        await namespace(cluster, NS);
+        const err = (await cleanupLegacy(clientFor(cluster, "nobody"), options({ dryRun: true })).catch(
+          (e) => e,
+        )) as AicrError;
+        expect(err.code).toBe("UNAUTHORIZED");
+        expect(err.message).toContain('cannot "get" serviceaccounts "aicr" (namespace "gpu-operator")');
+        expect(err.message).not.toContain('"delete"');
+      },
+      TEST_MS,
+    );
 
-  test("a namespace-scoped grant is enough for -n, not for --all-namespaces", async () => {
-    namespace(cluster, NS);
-    cluster.addUser("ops", []);
-    grant("ops", ["get", "list", "delete"], { ns: NS });
-    grant("ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
-    const ok = await cleanupLegacy(clientFor(cluster, "ops"), options());
-    expect(ok.receipt.entries).toEqual([]);
-    const err = (await cleanupLegacy(
-      clientFor(cluster, "ops"),
-      options({ scope: { allNamespaces: true } }),
-    ).catch((e) => e)) as AicrError;
-    expect(err.code).toBe("UNAUTHORIZED");
-    expect(err.message).toContain('cannot "list" jobs.batch (cluster-wide)');
-  });
+    test(
+      "a namespace-scoped grant is enough for -n, not for --all-namespaces",
+      async () => {
+        await namespace(cluster, NS);
+        cluster.addUser("ops", []);
+        await grant(cluster, "ops", ["get", "list", "delete"], { ns: NS });
+        await grant(cluster, "ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
+        const ok = await cleanupLegacy(clientFor(cluster, "ops"), options());
+        expect(ok.receipt.entries).toEqual([]);
+        const err = (await cleanupLegacy(
+          clientFor(cluster, "ops"),
+          options({ scope: { allNamespaces: true } }),
+        ).catch((e) => e)) as AicrError;
+        expect(err.code).toBe("UNAUTHORIZED");
+        expect(err.message).toContain('cannot "list" jobs.batch (cluster-wide)');
+      },
+      TEST_MS,
+    );
 
-  test("a binding's namespace whose Jobs cannot be read keeps the binding (fails closed)", async () => {
-    seedNamespace(cluster, NS);
-    seedNamespace(cluster, "locked");
-    seedClusterScoped(cluster, "locked");
-    cluster.addUser("ops", []);
-    // Everything in gpu-operator and the cluster-scoped names, but no reading of Jobs in "locked".
-    grant("ops", ["get", "list", "delete"], { ns: NS });
-    grant("ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
-    const { receipt } = await cleanupLegacy(clientFor(cluster, "ops"), options());
-    const crb = receipt.entries.find((e) => e.kind === "ClusterRoleBinding" && e.name === "aicr-node-reader");
-    expect(crb?.action).toBe("keep");
-    expect(crb?.reason).toContain('namespace "locked" could not be read');
-    expect(exists(cluster, "clusterrolebindings", undefined, "aicr-node-reader")).toBe(true);
+    test(
+      "a binding's namespace whose Jobs cannot be read keeps the binding (fails closed)",
+      async () => {
+        await seedNamespace(cluster, NS);
+        await seedNamespace(cluster, "locked");
+        await seedClusterScoped(cluster, "locked");
+        cluster.addUser("ops", []);
+        // Everything in gpu-operator and the cluster-scoped names, but no reading of Jobs in "locked".
+        await grant(cluster, "ops", ["get", "list", "delete"], { ns: NS });
+        await grant(cluster, "ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
+        const { receipt } = await cleanupLegacy(clientFor(cluster, "ops"), options());
+        const crb = receipt.entries.find(
+          (e) => e.kind === "ClusterRoleBinding" && e.name === "aicr-node-reader",
+        );
+        expect(crb?.action).toBe("keep");
+        expect(crb?.reason).toContain('namespace "locked" could not be read');
+        expect(exists(cluster, "clusterrolebindings", undefined, "aicr-node-reader")).toBe(true);
+      },
+      TEST_MS,
+    );
   });
-});

@@ -1,7 +1,8 @@
 /**
- * Shared fixture for the controller-mode e2e tests: a fake cluster whose kubelet runs the compiled
- * binary as the agent, a spawner for `dist/aicr snapshot`, and store/request-log readers. Every wait
- * ends on a condition (store change, request log entry, fault hit); the bounds only stop a stuck test.
+ * Shared fixture for the controller-mode e2e tests: a cluster (either backend of testbed.ts) whose
+ * kubelet runs the compiled binary as the agent, a spawner for `dist/aicr snapshot`, and store/request-log
+ * readers. Every wait ends on a condition (store change, request log entry, fault hit); the bounds only
+ * stop a stuck test. Store writes are awaited: on the real backend they resolve once the mirror has them.
  */
 import { join } from "node:path";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
@@ -10,10 +11,13 @@ import { node } from "../cluster/nodes.ts";
 import type { KObject } from "../cluster/objects.ts";
 import type { LoggedRequest } from "../cluster/request-log.ts";
 import { resource } from "../cluster/resources.ts";
-import { type Cluster, startCluster } from "../cluster/server.ts";
+import { type Backend, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
 import { AICR, baseEnv, ensureBuilt, ROOT } from "../e2e/_aicr.ts";
+import { checksFor, untilGranted } from "../legacy/_seed.ts";
 
-/** Mapped to dist/aicr by the fake kubelet. */
+export type Cluster = TestCluster;
+
+/** Mapped to dist/aicr by the kubelet (either backend's). */
 export const AGENT_IMAGE = "ghcr.io/nvidia/aicr:test";
 /** Function-runtime images: exits 1 with a termination message / runs until its pod is deleted. */
 export const FAILING_IMAGE = "ghcr.io/nvidia/aicr:fails";
@@ -25,8 +29,10 @@ export const QUIET_MS = 10_000;
 export const H100_ROOT = join(ROOT, "test/fixtures/hosts/h100-node");
 export const H100_BIN = join(ROOT, "test/fixtures/bin/h100");
 /** Bound on a stuck wait; never part of an assertion. */
-export const STUCK_MS = 30_000;
-export const TEST_MS = 45_000;
+export const STUCK_MS = 60_000;
+export const TEST_MS = 90_000;
+/** Starting a cluster: a real control plane takes seconds on a loaded box. */
+export const SETUP_MS = 120_000;
 
 async function functionImages(ctx: RunContext): Promise<{ exitCode: number; message?: string }> {
   const image = (ctx.container as { image?: string }).image;
@@ -52,24 +58,22 @@ async function functionImages(ctx: RunContext): Promise<{ exitCode: number; mess
   return { exitCode: 0 };
 }
 
-/** A GPU node and a CPU node; the agent image runs dist/aicr over the 8×H100 fixture host. */
-export async function snapshotCluster(): Promise<Cluster> {
+/**
+ * A GPU node and a CPU node; the agent image runs dist/aicr over the 8×H100 fixture host. The fake by
+ * default (scripts/bench/snapshot-scale.ts calls it without a backend).
+ */
+export async function snapshotCluster(backend: Backend = "fake"): Promise<Cluster> {
   await ensureBuilt();
-  return startCluster({
-    objects: [
-      { resource: "nodes", object: node("gpu-node-1", { gpus: 8 }) },
-      { resource: "nodes", object: node("cpu-node-1") },
-    ],
-    controllers: {
-      unpullableImages: [UNPULLABLE_IMAGE],
-      runtimeFactory: (api) =>
-        processRuntime({
-          images: { [AGENT_IMAGE]: AICR },
-          kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
-          baseEnv: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1" },
-          fallback: functionImages,
-        }),
-    },
+  return startTestCluster(backend, {
+    nodes: [node("gpu-node-1", { gpus: 8 }), node("cpu-node-1")],
+    unpullableImages: [UNPULLABLE_IMAGE],
+    runtime: (api) =>
+      processRuntime({
+        images: { [AGENT_IMAGE]: AICR },
+        kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
+        baseEnv: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1" },
+        fallback: functionImages,
+      }),
   });
 }
 
@@ -119,14 +123,23 @@ export function runSnapshot(
   return spawnSnapshot(kubeconfig, args, env, cwd).done;
 }
 
-/** Resolves once `cond` holds, re-checked on every store change. */
-export function untilStore<T>(cluster: Cluster, cond: () => T | undefined | false, what: string): Promise<T> {
+/**
+ * Resolves once `cond` holds, re-checked on every store change (the real backend's store is a mirror
+ * fed by watches: what the apiserver has done shows up there a moment later). `detail` says what was
+ * still there when a stuck wait gives up.
+ */
+export function untilStore<T>(
+  cluster: Cluster,
+  cond: () => T | undefined | false,
+  what: string,
+  detail?: () => unknown,
+): Promise<T> {
   const first = cond();
   if (first) return Promise.resolve(first);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       stop();
-      reject(new Error(`stuck waiting for ${what}`));
+      reject(new Error(`stuck waiting for ${what}${detail ? `: ${JSON.stringify(detail())}` : ""}`));
     }, STUCK_MS);
     const stop = cluster.store.subscribe(() => {
       const v = cond();
@@ -184,6 +197,19 @@ export function runObjects(cluster: Cluster, namespace: string, runId?: string):
   return out.sort();
 }
 
+/**
+ * Every run object in `namespace` (and cluster-wide) is gone. aicr deleted them before it exited; the
+ * store is waited on because the real backend's mirror learns of a delete from its watch, a moment later.
+ */
+export function untilNoRunObjects(cluster: Cluster, namespace: string, runId?: string): Promise<true> {
+  return untilStore(
+    cluster,
+    () => runObjects(cluster, namespace, runId).length === 0 || undefined,
+    `no run objects in ${namespace}`,
+    () => runObjects(cluster, namespace, runId),
+  );
+}
+
 /** The run's pods are removed by the garbage collector after the Job: waits until none is left. */
 export function untilNoRunPods(cluster: Cluster, namespace: string): Promise<true> {
   return untilStore(
@@ -215,10 +241,14 @@ export function runIdOf(stderr: string): string {
 }
 
 let nsCounter = 0;
-/** A fresh namespace per test (created directly in the store). */
-export function freshNamespace(cluster: Cluster, tag: string, labels: Record<string, string> = {}): string {
+/** A fresh namespace per test (created directly as admin, not through the request log). */
+export async function freshNamespace(
+  cluster: Cluster,
+  tag: string,
+  labels: Record<string, string> = {},
+): Promise<string> {
   const name = `${tag}-${++nsCounter}`;
-  cluster.store.create(resource("namespaces"), {
+  await cluster.store.create(resource("namespaces"), {
     apiVersion: "v1",
     kind: "Namespace",
     metadata: { name, labels },
@@ -226,52 +256,58 @@ export function freshNamespace(cluster: Cluster, tag: string, labels: Record<str
   return name;
 }
 
-export function put(cluster: Cluster, plural: string, object: KObject): KObject {
-  return cluster.store.create(resource(plural), object);
+export function put(cluster: Cluster, plural: string, object: KObject): Promise<KObject> {
+  return Promise.resolve(cluster.store.create(resource(plural), object));
 }
 
 /** An existing ServiceAccount (as for IRSA), optionally bound cluster-wide to `clusterRole`. */
-export function existingServiceAccount(
+export async function existingServiceAccount(
   cluster: Cluster,
   ns: string,
   name: string,
   clusterRole?: string,
-): void {
-  put(cluster, "serviceaccounts", {
+): Promise<void> {
+  await put(cluster, "serviceaccounts", {
     apiVersion: "v1",
     kind: "ServiceAccount",
     metadata: { name, namespace: ns },
   });
   if (!clusterRole) return;
   const rbac = "rbac.authorization.k8s.io";
-  put(cluster, "clusterrolebindings", {
+  await put(cluster, "clusterrolebindings", {
     apiVersion: `${rbac}/v1`,
     kind: "ClusterRoleBinding",
     metadata: { name: `${ns}-${name}` },
     roleRef: { apiGroup: rbac, kind: "ClusterRole", name: clusterRole },
     subjects: [{ kind: "ServiceAccount", name, namespace: ns }],
   });
+  const user = `system:serviceaccount:${ns}:${name}`;
+  await untilGranted(cluster, { user, groups: ["system:serviceaccounts", `system:serviceaccounts:${ns}`] }, [
+    { verb: "get", group: "", resource: "nodes" },
+  ]);
 }
 
-/** A user bound to `rules` in `namespace` (Role) and cluster-wide (ClusterRole). */
-export function userWith(
+type Rule = { apiGroups: string[]; resources: string[]; verbs: string[] };
+
+/** A user bound to `rules` in `namespace` (Role) and cluster-wide (ClusterRole); returns its kubeconfig. */
+export async function userWith(
   cluster: Cluster,
   name: string,
   namespace: string,
-  roleRules: unknown[],
-  clusterRules: unknown[] = [],
-): string {
+  roleRules: Rule[],
+  clusterRules: Rule[] = [],
+): Promise<string> {
   cluster.addUser(name, []);
   const rbac = "rbac.authorization.k8s.io/v1";
   const subject = [{ kind: "User", apiGroup: "rbac.authorization.k8s.io", name }];
   if (roleRules.length > 0) {
-    put(cluster, "roles", {
+    await put(cluster, "roles", {
       apiVersion: rbac,
       kind: "Role",
       metadata: { name, namespace },
       rules: roleRules,
     });
-    put(cluster, "rolebindings", {
+    await put(cluster, "rolebindings", {
       apiVersion: rbac,
       kind: "RoleBinding",
       metadata: { name, namespace },
@@ -280,13 +316,13 @@ export function userWith(
     });
   }
   if (clusterRules.length > 0) {
-    put(cluster, "clusterroles", {
+    await put(cluster, "clusterroles", {
       apiVersion: rbac,
       kind: "ClusterRole",
       metadata: { name },
       rules: clusterRules,
     });
-    put(cluster, "clusterrolebindings", {
+    await put(cluster, "clusterrolebindings", {
       apiVersion: rbac,
       kind: "ClusterRoleBinding",
       metadata: { name },
@@ -294,5 +330,9 @@ export function userWith(
       subjects: subject,
     });
   }
+  await untilGranted(cluster, { user: name, groups: [] }, [
+    ...checksFor(roleRules, namespace),
+    ...checksFor(clusterRules),
+  ]);
   return cluster.kubeconfigFor(name);
 }

@@ -1,17 +1,7 @@
 /** Every bad value is refused with exit 2, naming the flag, before the first request reaches the cluster. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
-import type { Cluster } from "../cluster/server.ts";
-import { AGENT_IMAGE, runSnapshot, snapshotCluster, TEST_MS } from "./_harness.ts";
-
-let cluster: Cluster;
-let admin: string;
-beforeAll(async () => {
-  cluster = await snapshotCluster();
-  admin = cluster.kubeconfigFor("admin");
-});
-afterAll(async () => {
-  await cluster.stop();
-});
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { AGENT_IMAGE, type Cluster, runSnapshot, SETUP_MS, snapshotCluster, TEST_MS } from "./_harness.ts";
 
 const NS = "bad-input";
 
@@ -28,6 +18,7 @@ const CASES: [string, string[], string][] = [
   ["requests without a quantity", ["--requests", "cpu"], "--requests"],
   ["requests with a bad quantity", ["--requests", "cpu=lots"], "--requests"],
   ["limits with a bad unit", ["--limits", "memory=8XB"], "--limits"],
+  ["a request above the limit given", ["--requests", "cpu=64", "--limits", "cpu=2"], "--limits cpu"],
   ["unknown OS family", ["--os", "windows"], "--os"],
   ["--require-gpu with --runtime-class", ["--require-gpu", "--runtime-class", "nvidia"], "--runtime-class"],
   ["cm:// in another namespace", ["-o", "cm://elsewhere/snap"], "--output"],
@@ -50,58 +41,78 @@ const CASES: [string, string[], string][] = [
   ["bad namespace", ["-n", "Not_A_Namespace"], "Not_A_Namespace"],
 ];
 
-for (const [what, args, names] of CASES) {
-  test(
-    `${what}: exit 2, the flag named, no request at all`,
-    async () => {
-      const before = cluster.log.entries.length;
-      const r = await runSnapshot(admin, [
-        ...(args.includes("-n") ? [] : ["-n", NS]),
-        ...(args.includes("--image") ? [] : ["--image", AGENT_IMAGE]),
-        ...args,
-      ]);
-      expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toContain("[INVALID_REQUEST]");
-      expect(r.stderr).toContain(names);
-      expect(r.stdout).toBe("");
-      expect(cluster.log.entries.slice(before).map((e) => `${e.method} ${e.path}`)).toEqual([]);
-    },
-    TEST_MS,
-  );
-}
+for (const backend of BACKENDS)
+  describe(`[${backend}]`, () => {
+    let cluster: Cluster;
+    let admin: string;
+    beforeAll(async () => {
+      cluster = await snapshotCluster(backend);
+      admin = cluster.kubeconfigFor("admin");
+    }, SETUP_MS);
+    afterAll(async () => {
+      await cluster?.stop();
+    }, SETUP_MS);
 
-test(
-  "bad values in the environment fallbacks are refused the same way",
-  async () => {
-    const before = cluster.log.entries.length;
-    for (const [env, value] of [
-      ["AICR_OS", "plan9"],
-      ["AICR_REQUESTS", "cpu=="],
-      ["AICR_REQUIRE_GPU", "perhaps"],
-      ["AICR_RUN_ID", "not-a-run-id"],
-    ] as const) {
-      const r = await runSnapshot(admin, ["-n", NS, "--image", AGENT_IMAGE], { [env]: value });
-      expect(r.code, `${env}=${value}\n${r.stderr}`).toBe(2);
+    for (const [what, args, names] of CASES) {
+      test(
+        `${what}: exit 2, the flag named, no request at all`,
+        async () => {
+          const before = cluster.log.entries.length;
+          const r = await runSnapshot(admin, [
+            ...(args.includes("-n") ? [] : ["-n", NS]),
+            ...(args.includes("--image") ? [] : ["--image", AGENT_IMAGE]),
+            ...args,
+          ]);
+          expect(r.code, r.stderr).toBe(2);
+          expect(r.stderr).toContain("[INVALID_REQUEST]");
+          expect(r.stderr).toContain(names);
+          expect(r.stdout).toBe("");
+          expect(cluster.log.entries.slice(before).map((e) => `${e.method} ${e.path}`)).toEqual([]);
+        },
+        TEST_MS,
+      );
     }
-    expect(cluster.log.entries.length).toBe(before);
-    // Nothing in this file ever reached the cluster with a write.
-    expect(cluster.log.noMutatingRequest()).toBe(true);
-  },
-  TEST_MS,
-);
 
-test(
-  "boolean flags read as the operator wrote them: --privileged=no is an unprivileged pod, not citty's true",
-  async () => {
-    const ns = "bool-flags";
-    const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE, "--privileged=no", "--no-cleanup"]);
-    expect(r.code, r.stderr).toBe(0);
-    const job = cluster.log.entries.find(
-      (e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`,
+    test(
+      "bad values in the environment fallbacks are refused the same way",
+      async () => {
+        const before = cluster.log.entries.length;
+        for (const [env, value] of [
+          ["AICR_OS", "plan9"],
+          ["AICR_REQUESTS", "cpu=="],
+          ["AICR_REQUIRE_GPU", "perhaps"],
+          ["AICR_RUN_ID", "not-a-run-id"],
+        ] as const) {
+          const r = await runSnapshot(admin, ["-n", NS, "--image", AGENT_IMAGE], { [env]: value });
+          expect(r.code, `${env}=${value}\n${r.stderr}`).toBe(2);
+        }
+        expect(cluster.log.entries.length).toBe(before);
+        // Nothing in this file ever reached the cluster with a write.
+        expect(cluster.log.noMutatingRequest()).toBe(true);
+      },
+      TEST_MS,
     );
-    expect(JSON.stringify(job?.body)).not.toContain('"privileged":true');
-    expect(JSON.stringify(job?.body)).toContain('"runAsNonRoot":true');
-    expect(r.stderr).toContain("kept (--no-cleanup)");
-  },
-  TEST_MS,
-);
+
+    test(
+      "boolean flags read as the operator wrote them: --privileged=no is an unprivileged pod, not citty's true",
+      async () => {
+        const ns = "bool-flags";
+        const r = await runSnapshot(admin, [
+          "-n",
+          ns,
+          "--image",
+          AGENT_IMAGE,
+          "--privileged=no",
+          "--no-cleanup",
+        ]);
+        expect(r.code, r.stderr).toBe(0);
+        const job = cluster.log.entries.find(
+          (e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`,
+        );
+        expect(JSON.stringify(job?.body)).not.toContain('"privileged":true');
+        expect(JSON.stringify(job?.body)).toContain('"runAsNonRoot":true');
+        expect(r.stderr).toContain("kept (--no-cleanup)");
+      },
+      TEST_MS,
+    );
+  });

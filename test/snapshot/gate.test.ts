@@ -1,32 +1,25 @@
 /** The permission gate of the compiled binary: every refusal is reported at once, before anything is written. */
-import { afterAll, beforeAll, expect, test } from "bun:test";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
-import type { Cluster } from "../cluster/server.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
 import {
   AGENT_IMAGE,
+  type Cluster,
   existingServiceAccount,
   freshNamespace,
   lastSeq,
   runObjects,
   runSnapshot,
+  SETUP_MS,
   snapshotCluster,
   TEST_MS,
+  untilNoRunObjects,
   userWith,
   writes,
 } from "./_harness.ts";
-
-let cluster: Cluster;
-let admin: string;
-beforeAll(async () => {
-  cluster = await snapshotCluster();
-  admin = cluster.kubeconfigFor("admin");
-});
-afterAll(async () => {
-  await cluster.stop();
-});
 
 const img = ["--image", AGENT_IMAGE];
 const RBAC = "rbac.authorization.k8s.io";
@@ -55,257 +48,276 @@ function missingLines(stderr: string): string[] {
     .map((l) => l.trim());
 }
 
-test(
-  "a caller who may not read ServiceAccounts: exit 4, every base permission listed, nothing written",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-none");
-    cluster.addUser("nobody", []);
-    const since = lastSeq(cluster);
-    const r = await runSnapshot(cluster.kubeconfigFor("nobody"), ["-n", ns, ...img]);
-    expect(r.code, r.stderr).toBe(4);
-    expect(r.stderr).toContain("[UNAUTHORIZED]");
-    const lines = missingLines(r.stderr);
-    expect(lines).toContain(
-      `the caller (your kubeconfig identity) cannot "get" serviceaccounts (namespace "${ns}")`,
+for (const backend of BACKENDS)
+  describe(`[${backend}]`, () => {
+    let cluster: Cluster;
+    let admin: string;
+    beforeAll(async () => {
+      cluster = await snapshotCluster(backend);
+      admin = cluster.kubeconfigFor("admin");
+    }, SETUP_MS);
+    afterAll(async () => {
+      await cluster?.stop();
+    }, SETUP_MS);
+
+    test(
+      "a caller who may not read ServiceAccounts: exit 4, every base permission listed, nothing written",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-none");
+        cluster.addUser("nobody", []);
+        const since = lastSeq(cluster);
+        const r = await runSnapshot(cluster.kubeconfigFor("nobody"), ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(4);
+        expect(r.stderr).toContain("[UNAUTHORIZED]");
+        const lines = missingLines(r.stderr);
+        expect(lines).toContain(
+          `the caller (your kubeconfig identity) cannot "get" serviceaccounts (namespace "${ns}")`,
+        );
+        expect(lines).toContain(
+          `the caller (your kubeconfig identity) cannot "create" jobs.batch (namespace "${ns}")`,
+        );
+        expect(lines).toContain(
+          `the caller (your kubeconfig identity) cannot "get" pods/log (namespace "${ns}")`,
+        );
+        expect(lines.length).toBe(13);
+        expect(r.stderr).toContain("remaining, mode-specific permissions were not evaluated");
+        expect(writes(cluster, since)).toEqual([]);
+      },
+      TEST_MS,
     );
-    expect(lines).toContain(
-      `the caller (your kubeconfig identity) cannot "create" jobs.batch (namespace "${ns}")`,
+
+    test(
+      "prefix mode without RBAC rights: one line per missing create/delete on the five kinds, exit 4, nothing written",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-norbac");
+        const kc = await userWith(cluster, "base-only", ns, BASE_RULES);
+        const since = lastSeq(cluster);
+        const r = await runSnapshot(kc, ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(4);
+        const lines = missingLines(r.stderr);
+        for (const verb of ["create", "delete"]) {
+          expect(lines).toContain(
+            `the caller (your kubeconfig identity) cannot "${verb}" serviceaccounts (namespace "${ns}")`,
+          );
+          expect(lines).toContain(
+            `the caller (your kubeconfig identity) cannot "${verb}" roles.${RBAC} (namespace "${ns}")`,
+          );
+          expect(lines).toContain(
+            `the caller (your kubeconfig identity) cannot "${verb}" rolebindings.${RBAC} (namespace "${ns}")`,
+          );
+          expect(lines).toContain(
+            `the caller (your kubeconfig identity) cannot "${verb}" clusterroles.${RBAC} (cluster-scoped)`,
+          );
+          expect(lines).toContain(
+            `the caller (your kubeconfig identity) cannot "${verb}" clusterrolebindings.${RBAC} (cluster-scoped)`,
+          );
+        }
+        expect(r.stderr).toContain("--service-account-name <existing>");
+        expect(writes(cluster, since)).toEqual([]);
+      },
+      TEST_MS,
     );
-    expect(lines).toContain(
-      `the caller (your kubeconfig identity) cannot "get" pods/log (namespace "${ns}")`,
+
+    test(
+      "escalation predicted: a caller who may create ClusterRoles but does not hold nodes get/list is refused up front",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-escalate");
+        // Everything the run needs in the namespace (the Role's rules included), RBAC create/delete, but no nodes.
+        const kc = await userWith(
+          cluster,
+          "rbac-writer",
+          ns,
+          [
+            ...BASE_RULES,
+            ...NS_RBAC_RULES,
+            { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "update", "patch"] },
+          ],
+          CLUSTER_RBAC_RULES,
+        );
+        const since = lastSeq(cluster);
+        const r = await runSnapshot(kc, ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(4);
+        const lines = missingLines(r.stderr);
+        for (const verb of ["get", "list"])
+          expect(lines).toContain(
+            `the caller (your kubeconfig identity) cannot grant "${verb}" nodes (cluster-scoped): creating the run's ClusterRole would be refused as privilege escalation`,
+          );
+        expect(lines.some((l) => l.includes("the run's Role would be refused"))).toBe(false);
+        expect(lines.some((l) => l.includes('cannot "create"'))).toBe(false);
+        expect(writes(cluster, since)).toEqual([]);
+        expect(runObjects(cluster, ns)).toEqual([]);
+      },
+      TEST_MS,
     );
-    expect(lines.length).toBe(13);
-    expect(r.stderr).toContain("remaining, mode-specific permissions were not evaluated");
-    expect(writes(cluster, since)).toEqual([]);
-  },
-  TEST_MS,
-);
 
-test(
-  "prefix mode without RBAC rights: one line per missing create/delete on the five kinds, exit 4, nothing written",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-norbac");
-    const kc = userWith(cluster, "base-only", ns, BASE_RULES);
-    const since = lastSeq(cluster);
-    const r = await runSnapshot(kc, ["-n", ns, ...img]);
-    expect(r.code, r.stderr).toBe(4);
-    const lines = missingLines(r.stderr);
-    for (const verb of ["create", "delete"]) {
-      expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot "${verb}" serviceaccounts (namespace "${ns}")`,
-      );
-      expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot "${verb}" roles.${RBAC} (namespace "${ns}")`,
-      );
-      expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot "${verb}" rolebindings.${RBAC} (namespace "${ns}")`,
-      );
-      expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot "${verb}" clusterroles.${RBAC} (cluster-scoped)`,
-      );
-      expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot "${verb}" clusterrolebindings.${RBAC} (cluster-scoped)`,
-      );
-    }
-    expect(r.stderr).toContain("--service-account-name <existing>");
-    expect(writes(cluster, since)).toEqual([]);
-  },
-  TEST_MS,
-);
-
-test(
-  "escalation predicted: a caller who may create ClusterRoles but does not hold nodes get/list is refused up front",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-escalate");
-    // Everything the run needs in the namespace (the Role's rules included), RBAC create/delete, but no nodes.
-    const kc = userWith(
-      cluster,
-      "rbac-writer",
-      ns,
-      [
-        ...BASE_RULES,
-        ...NS_RBAC_RULES,
-        { apiGroups: [""], resources: ["configmaps"], verbs: ["create", "update", "patch"] },
-      ],
-      CLUSTER_RBAC_RULES,
+    test(
+      "admission predicted: a restricted namespace rejects the privileged agent pod before anything is created",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-restricted", {
+          "pod-security.kubernetes.io/enforce": "restricted",
+        });
+        const since = lastSeq(cluster);
+        const r = await runSnapshot(admin, ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(4);
+        const lines = missingLines(r.stderr);
+        expect(lines.length).toBe(1);
+        expect(lines[0]).toContain(`the agent pod would be rejected by admission in namespace "${ns}"`);
+        expect(lines[0]).toContain("restricted");
+        const dryRuns = cluster.log.entries.filter((e) => e.seq > since && e.query.dryRun === "All");
+        expect(dryRuns.map((e) => `${e.method} ${e.path}`)).toEqual([`POST /api/v1/namespaces/${ns}/pods`]);
+        expect(writes(cluster, since)).toEqual([]);
+      },
+      TEST_MS,
     );
-    const since = lastSeq(cluster);
-    const r = await runSnapshot(kc, ["-n", ns, ...img]);
-    expect(r.code, r.stderr).toBe(4);
-    const lines = missingLines(r.stderr);
-    for (const verb of ["get", "list"])
-      expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot grant "${verb}" nodes (cluster-scoped): creating the run's ClusterRole would be refused as privilege escalation`,
-      );
-    expect(lines.some((l) => l.includes("the run's Role would be refused"))).toBe(false);
-    expect(lines.some((l) => l.includes('cannot "create"'))).toBe(false);
-    expect(writes(cluster, since)).toEqual([]);
-    expect(runObjects(cluster, ns)).toEqual([]);
-  },
-  TEST_MS,
-);
 
-test(
-  "admission predicted: a restricted namespace rejects the privileged agent pod before anything is created",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-restricted", {
-      "pod-security.kubernetes.io/enforce": "restricted",
-    });
-    const since = lastSeq(cluster);
-    const r = await runSnapshot(admin, ["-n", ns, ...img]);
-    expect(r.code, r.stderr).toBe(4);
-    const lines = missingLines(r.stderr);
-    expect(lines.length).toBe(1);
-    expect(lines[0]).toContain(`the agent pod would be rejected by admission in namespace "${ns}"`);
-    expect(lines[0]).toContain("restricted");
-    const dryRuns = cluster.log.entries.filter((e) => e.seq > since && e.query.dryRun === "All");
-    expect(dryRuns.map((e) => `${e.method} ${e.path}`)).toEqual([`POST /api/v1/namespaces/${ns}/pods`]);
-    expect(writes(cluster, since)).toEqual([]);
-  },
-  TEST_MS,
-);
-
-test(
-  "admission predicted: the same restricted namespace admits the agent with --privileged=false",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-unprivileged", {
-      "pod-security.kubernetes.io/enforce": "restricted",
-    });
-    const r = await runSnapshot(admin, ["-n", ns, ...img, "--privileged=false"]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(parseSnapshot(r.stdout, "stdout").metadata["source-node"]).toBe("gpu-node-1");
-    expect(runObjects(cluster, ns)).toEqual([]);
-  },
-  TEST_MS,
-);
-
-test(
-  "admission not predicted when the namespace does not exist yet: said, and the run goes on",
-  async () => {
-    const ns = "gate-created-by-run";
-    const r = await runSnapshot(admin, ["-n", ns, ...img]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`admission was not predicted: namespace ${ns} does not exist yet`);
-  },
-  TEST_MS,
-);
-
-test(
-  "exact mode: an existing ServiceAccount lacking the agent's rules gets one line per rule, exit 4, nothing written",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-sa");
-    existingServiceAccount(cluster, ns, "bare");
-    const since = lastSeq(cluster);
-    const r = await runSnapshot(admin, ["-n", ns, ...img, "--service-account-name", "bare"]);
-    expect(r.code, r.stderr).toBe(4);
-    const lines = missingLines(r.stderr);
-    const who = `agent ServiceAccount "system:serviceaccount:${ns}:bare" cannot`;
-    expect(lines).toContain(`${who} "create" configmaps (namespace "${ns}")`);
-    expect(lines).toContain(`${who} "get" nodes (cluster-scoped)`);
-    expect(lines).toContain(`${who} "list" clusterpolicies.nvidia.com (cluster-scoped)`);
-    expect(lines.every((l) => l.startsWith(who))).toBe(true);
-    expect(r.stderr).toContain(`aicr render-rbac bare --namespace ${ns}`);
-    expect(writes(cluster, since)).toEqual([]);
-  },
-  TEST_MS,
-);
-
-test(
-  "exact mode when SubjectAccessReview is forbidden: one WARN with the remedy, then the run goes on",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-nosar");
-    existingServiceAccount(cluster, ns, "wi", "cluster-admin");
-    const kc = userWith(
-      cluster,
-      "no-sar",
-      ns,
-      [{ apiGroups: ["", "batch"], resources: ["*"], verbs: ["*"] }],
-      [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }],
+    test(
+      "admission predicted: the same restricted namespace admits the agent with --privileged=false",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-unprivileged", {
+          "pod-security.kubernetes.io/enforce": "restricted",
+        });
+        const r = await runSnapshot(admin, ["-n", ns, ...img, "--privileged=false"]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(parseSnapshot(r.stdout, "stdout").metadata["source-node"]).toBe("gpu-node-1");
+        await untilNoRunObjects(cluster, ns);
+      },
+      TEST_MS,
     );
-    const r = await runSnapshot(kc, ["-n", ns, ...img, "--service-account-name", "wi"]);
-    expect(r.code, r.stderr).toBe(0);
-    const warns = r.stderr.split("\n").filter((l) => l.includes("could not verify the agent ServiceAccount"));
-    expect(warns.length).toBe(1);
-    expect(r.stderr).toContain("subjectaccessreviews.authorization.k8s.io");
-    expect(parseSnapshot(r.stdout, "stdout").metadata["run-id"]).toBeDefined();
-    expect(runObjects(cluster, ns)).toEqual([]);
-  },
-  TEST_MS,
-);
 
-test(
-  "an unreachable apiserver: exit 6 with a hint, nothing else",
-  async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aicr-unreach-"));
-    try {
-      const kc = join(dir, "kubeconfig");
-      writeFileSync(
-        kc,
-        [
-          "apiVersion: v1",
-          "kind: Config",
-          "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1', insecure-skip-tls-verify: true}}]",
-          "users: [{name: u, user: {token: t}}]",
-          "contexts: [{name: x, context: {cluster: c, user: u}}]",
-          "current-context: x",
-        ].join("\n"),
-      );
-      const r = await runSnapshot(kc, ["-n", "anywhere", ...img]);
-      expect(r.code, r.stderr).toBe(6);
-      expect(r.stderr).toContain("[UNAVAILABLE]");
-      expect(r.stderr).toContain("remedy:");
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  },
-  TEST_MS,
-);
+    test(
+      "admission not predicted when the namespace does not exist yet: said, and the run goes on",
+      async () => {
+        const ns = "gate-created-by-run";
+        const r = await runSnapshot(admin, ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain(`admission was not predicted: namespace ${ns} does not exist yet`);
+      },
+      TEST_MS,
+    );
 
-test(
-  "a caller allowed everything cluster-wide is settled by one wildcard review, not one per permission",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-admin");
-    const since = lastSeq(cluster);
-    const r = await runSnapshot(admin, ["-n", ns, ...img]);
-    expect(r.code, r.stderr).toBe(0);
-    const reviews = cluster.log.entries.filter(
-      (e) => e.seq > since && e.user === "admin" && e.path.endsWith("/selfsubjectaccessreviews"),
+    test(
+      "exact mode: an existing ServiceAccount lacking the agent's rules gets one line per rule, exit 4, nothing written",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-sa");
+        await existingServiceAccount(cluster, ns, "bare");
+        const since = lastSeq(cluster);
+        const r = await runSnapshot(admin, ["-n", ns, ...img, "--service-account-name", "bare"]);
+        expect(r.code, r.stderr).toBe(4);
+        const lines = missingLines(r.stderr);
+        const who = `agent ServiceAccount "system:serviceaccount:${ns}:bare" cannot`;
+        expect(lines).toContain(`${who} "create" configmaps (namespace "${ns}")`);
+        expect(lines).toContain(`${who} "get" nodes (cluster-scoped)`);
+        expect(lines).toContain(`${who} "list" clusterpolicies.nvidia.com (cluster-scoped)`);
+        expect(lines.every((l) => l.startsWith(who))).toBe(true);
+        expect(r.stderr).toContain(`aicr render-rbac bare --namespace ${ns}`);
+        expect(writes(cluster, since)).toEqual([]);
+      },
+      TEST_MS,
     );
-    const asked = reviews.map(
-      (e) => (e.body as { spec: { resourceAttributes: unknown } }).spec.resourceAttributes,
-    );
-    expect(asked).toContainEqual({ verb: "*", group: "*", resource: "*" });
-    // The wildcard, plus the admission prediction's own "may create pods".
-    expect(reviews.length).toBeLessThanOrEqual(2);
-  },
-  TEST_MS,
-);
 
-test(
-  "a caller who may not create pods: admission is not predicted, said so, and the run goes on",
-  async () => {
-    const ns = freshNamespace(cluster, "gate-nopods");
-    const kc = userWith(
-      cluster,
-      "no-pod-create",
-      ns,
-      [
-        { apiGroups: ["batch"], resources: ["jobs"], verbs: ["create", "get", "list", "watch", "delete"] },
-        {
-          apiGroups: [""],
-          resources: ["configmaps"],
-          verbs: ["create", "get", "list", "update", "patch", "delete"],
-        },
-        { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get", "create", "delete"] },
-        { apiGroups: [RBAC], resources: ["roles", "rolebindings"], verbs: ["create", "delete"] },
-      ],
-      [{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list", "watch"] }, ...CLUSTER_RBAC_RULES],
+    test(
+      "exact mode when SubjectAccessReview is forbidden: one WARN with the remedy, then the run goes on",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-nosar");
+        await existingServiceAccount(cluster, ns, "wi", "cluster-admin");
+        const kc = await userWith(
+          cluster,
+          "no-sar",
+          ns,
+          [{ apiGroups: ["", "batch"], resources: ["*"], verbs: ["*"] }],
+          [{ apiGroups: [""], resources: ["nodes"], verbs: ["list"] }],
+        );
+        const r = await runSnapshot(kc, ["-n", ns, ...img, "--service-account-name", "wi"]);
+        expect(r.code, r.stderr).toBe(0);
+        const warns = r.stderr
+          .split("\n")
+          .filter((l) => l.includes("could not verify the agent ServiceAccount"));
+        expect(warns.length).toBe(1);
+        expect(r.stderr).toContain("subjectaccessreviews.authorization.k8s.io");
+        expect(parseSnapshot(r.stdout, "stdout").metadata["run-id"]).toBeDefined();
+        await untilNoRunObjects(cluster, ns);
+      },
+      TEST_MS,
     );
-    const r = await runSnapshot(kc, ["-n", ns, ...img]);
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain("admission was not predicted: the caller may not create pods");
-    expect(parseSnapshot(r.stdout, "stdout").metadata["source-node"]).toBe("gpu-node-1");
-    expect(runObjects(cluster, ns)).toEqual([]);
-  },
-  TEST_MS,
-);
+
+    test(
+      "an unreachable apiserver: exit 6 with a hint, nothing else",
+      async () => {
+        const dir = mkdtempSync(join(tmpdir(), "aicr-unreach-"));
+        try {
+          const kc = join(dir, "kubeconfig");
+          writeFileSync(
+            kc,
+            [
+              "apiVersion: v1",
+              "kind: Config",
+              "clusters: [{name: c, cluster: {server: 'http://127.0.0.1:1', insecure-skip-tls-verify: true}}]",
+              "users: [{name: u, user: {token: t}}]",
+              "contexts: [{name: x, context: {cluster: c, user: u}}]",
+              "current-context: x",
+            ].join("\n"),
+          );
+          const r = await runSnapshot(kc, ["-n", "anywhere", ...img]);
+          expect(r.code, r.stderr).toBe(6);
+          expect(r.stderr).toContain("[UNAVAILABLE]");
+          expect(r.stderr).toContain("remedy:");
+        } finally {
+          rmSync(dir, { recursive: true, force: true });
+        }
+      },
+      TEST_MS,
+    );
+
+    test(
+      "a caller allowed everything cluster-wide is settled by one wildcard review, not one per permission",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-admin");
+        const since = lastSeq(cluster);
+        const r = await runSnapshot(admin, ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(0);
+        const reviews = cluster.log.entries.filter(
+          (e) => e.seq > since && e.user === "admin" && e.path.endsWith("/selfsubjectaccessreviews"),
+        );
+        const asked = reviews.map(
+          (e) => (e.body as { spec: { resourceAttributes: unknown } }).spec.resourceAttributes,
+        );
+        expect(asked).toContainEqual({ verb: "*", group: "*", resource: "*" });
+        // The wildcard, plus the admission prediction's own "may create pods".
+        expect(reviews.length).toBeLessThanOrEqual(2);
+      },
+      TEST_MS,
+    );
+
+    test(
+      "a caller who may not create pods: admission is not predicted, said so, and the run goes on",
+      async () => {
+        const ns = await freshNamespace(cluster, "gate-nopods");
+        const kc = await userWith(
+          cluster,
+          "no-pod-create",
+          ns,
+          [
+            {
+              apiGroups: ["batch"],
+              resources: ["jobs"],
+              verbs: ["create", "get", "list", "watch", "delete"],
+            },
+            {
+              apiGroups: [""],
+              resources: ["configmaps"],
+              verbs: ["create", "get", "list", "update", "patch", "delete"],
+            },
+            { apiGroups: [""], resources: ["serviceaccounts"], verbs: ["get", "create", "delete"] },
+            { apiGroups: [RBAC], resources: ["roles", "rolebindings"], verbs: ["create", "delete"] },
+          ],
+          [{ apiGroups: ["*"], resources: ["*"], verbs: ["get", "list", "watch"] }, ...CLUSTER_RBAC_RULES],
+        );
+        const r = await runSnapshot(kc, ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain("admission was not predicted: the caller may not create pods");
+        expect(parseSnapshot(r.stdout, "stdout").metadata["source-node"]).toBe("gpu-node-1");
+        await untilNoRunObjects(cluster, ns);
+      },
+      TEST_MS,
+    );
+  });

@@ -1,5 +1,5 @@
 import { cleanupRun, type ReceiptRow } from "../../agent/cleanup.ts";
-import { createOwned, settleAll } from "../../agent/create-owned.ts";
+import { createAllBindingsLast, createOwned, settleAll } from "../../agent/create-owned.ts";
 import { CreatedSet } from "../../agent/created-set.ts";
 import { ensureNamespace } from "../../agent/namespace.ts";
 import type { OwnerRef } from "../../agent/rbac-objects.ts";
@@ -61,8 +61,10 @@ export async function runValidationJobs(
       uid: anchor.metadata?.uid ?? "",
     };
     await settleAll(
-      buildSupportObjects(ctx, owner, { snapshot: inputs.snapshotText, recipe: inputs.recipeText }).map((x) =>
-        createOwned(x, create),
+      createAllBindingsLast(
+        buildSupportObjects(ctx, owner, { snapshot: inputs.snapshotText, recipe: inputs.recipeText }),
+        (x) => createOwned(x, create),
+        false,
       ),
     );
     let stopped: string | undefined;

@@ -146,6 +146,17 @@ describe("agent Job", () => {
     });
   });
 
+  test("a request above a default limit raises that limit; one above a given limit is not touched here", () => {
+    expect(container({ requests: { cpu: "64" } }).resources.limits.cpu).toBe("64");
+    expect(container({ requests: { memory: "16Gi" } }).resources.limits.memory).toBe("16Gi");
+    expect(container({ requests: { cpu: "1500m" } }).resources.limits.cpu).toBe("2");
+    // An explicit limit is the operator's: the options refuse request > limit before building.
+    expect(container({ requests: { cpu: "4" }, limits: { cpu: "8" } }).resources.limits.cpu).toBe("8");
+    const restricted = container({ privileged: false, requests: { memory: "1Gi" } }).resources;
+    expect(restricted.limits.memory).toBe("1Gi");
+    expect(restricted.requests.memory).toBe("1Gi");
+  });
+
   test("is deterministic", () => {
     expect(JSON.stringify(spec({ debug: true }))).toBe(JSON.stringify(spec({ debug: true })));
   });
