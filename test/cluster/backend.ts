@@ -44,6 +44,8 @@ export function startBackend(handle: FetchLike): Promise<Backend> {
       response.headers.forEach((v, k) => {
         headers[k] = v;
       });
+      // kube-apiserver's WithCacheControl filter marks every answer so.
+      headers["cache-control"] ??= "no-cache, private";
       res.writeHead(response.status, headers);
       res.flushHeaders();
       if (!response.body) return void res.end();

@@ -168,13 +168,55 @@ export const signedBy = {
     const p = pki();
     const days = ["-days", "2"];
     openssl(
-      ["req", "-x509", "-newkey", ...EC_KEY, "-nodes", "-keyout", "fp-ca.key", "-out", "fp-ca.crt", ...days, "-subj", "/CN=aicr-front-proxy-ca"],
+      [
+        "req",
+        "-x509",
+        "-newkey",
+        ...EC_KEY,
+        "-nodes",
+        "-keyout",
+        "fp-ca.key",
+        "-out",
+        "fp-ca.crt",
+        ...days,
+        "-subj",
+        "/CN=aicr-front-proxy-ca",
+      ],
       p.dir,
     );
-    openssl(["req", "-newkey", ...EC_KEY, "-nodes", "-keyout", "fp.key", "-out", "fp.csr", "-subj", "/CN=front-proxy"], p.dir);
+    openssl(
+      [
+        "req",
+        "-newkey",
+        ...EC_KEY,
+        "-nodes",
+        "-keyout",
+        "fp.key",
+        "-out",
+        "fp.csr",
+        "-subj",
+        "/CN=front-proxy",
+      ],
+      p.dir,
+    );
     writeFileSync(join(p.dir, "fp.ext"), "extendedKeyUsage=clientAuth\n");
     openssl(
-      ["x509", "-req", "-in", "fp.csr", "-CA", "fp-ca.crt", "-CAkey", "fp-ca.key", "-CAcreateserial", "-out", "fp.crt", ...days, "-extfile", "fp.ext"],
+      [
+        "x509",
+        "-req",
+        "-in",
+        "fp.csr",
+        "-CA",
+        "fp-ca.crt",
+        "-CAkey",
+        "fp-ca.key",
+        "-CAcreateserial",
+        "-out",
+        "fp.crt",
+        ...days,
+        "-extfile",
+        "fp.ext",
+      ],
       p.dir,
     );
     const read = (f: string) => readFileSync(join(p.dir, f), "utf8");

@@ -10,7 +10,8 @@ export function decodeContinue(token: string): { rv: number; start: string } {
     const t = JSON.parse(Buffer.from(token, "base64url").toString("utf8"));
     if (typeof t.rv === "number" && typeof t.start === "string") return t;
   } catch {}
+  // The apiserver's prefix; what follows names its decoder's complaint about its own token format.
   throw badRequest(
-    "continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
+    "invalid continue token: continue key is not valid: incorrect encoded start resourceVersion (version meta.k8s.io/v1)",
   );
 }

@@ -10,6 +10,10 @@ export function applyDefaults(r: ResourceType, obj: KObject): void {
   if (r.group === "" && r.plural === "pods") {
     obj.spec ??= {};
     defaultPodSpec(obj.spec, true);
+    // SetDefaults_Pod: only pods (not templates) get these.
+    obj.spec.enableServiceLinks ??= true;
+    // Pods have tracked metadata.generation since 1.33 (PodObservedGenerationTracking).
+    obj.metadata.generation = 1;
     defaultPodStatus(obj);
   }
   if (r.group === "batch" && r.plural === "jobs") defaultJob(obj);
@@ -57,6 +61,7 @@ function defaultJob(obj: KObject): void {
   spec.completionMode ??= "NonIndexed";
   spec.suspend ??= false;
   spec.podReplacementPolicy ??= "TerminatingOrFailed";
+  spec.manualSelector ??= false;
   const uid = obj.metadata.uid!;
   const name = obj.metadata.name!;
   if (!spec.manualSelector) {

@@ -1,6 +1,8 @@
 /** Discovery documents: /version, /api, /api/v1, /apis, /apis/<group>/<version>. */
 import { apiVersionOf, RESOURCES, type ResourceType } from "./resources.ts";
 
+// Kept at 1.32 (the real control plane is 1.36.3): test/cluster/kubectl/standalone.test.ts asserts this
+// gitVersion; see README "Differential fidelity".
 export const VERSION_INFO = {
   major: "1",
   minor: "32",

@@ -35,6 +35,7 @@ export class ApiStatusError extends Error {
   constructor(code: number, reason: string, message: string, details?: StatusDetails) {
     super(message);
     this.name = "ApiStatusError";
+    // In the apiserver's field order (details before code).
     this.status = {
       kind: "Status",
       apiVersion: "v1",
@@ -42,9 +43,9 @@ export class ApiStatusError extends Error {
       status: "Failure",
       message,
       reason,
+      ...(details ? { details } : {}),
       code,
     };
-    if (details) this.status.details = details;
   }
   get code(): number {
     return this.status.code;
@@ -88,12 +89,18 @@ export function forbidden(r: ResourceType | undefined, name: string, message: st
   return new ApiStatusError(403, "Forbidden", message, r ? details(r, name) : { name });
 }
 
+/** NewInvalid: the qualified Kind ("Job.batch") in the message; no name in details when there is none. */
 export function invalid(r: ResourceType, name: string, causes: StatusCause[]): ApiStatusError {
   const summary = causes.map((c) => `${c.field}: ${c.message}`).join(", ");
   const list = causes.length > 1 ? `[${summary}]` : summary;
-  const d: StatusDetails = { name, kind: r.kind, causes };
-  if (r.group !== "") d.group = r.group;
-  return new ApiStatusError(422, "Invalid", `${r.kind} "${name}" is invalid: ${list}`, d);
+  const d: StatusDetails = {
+    ...(name ? { name } : {}),
+    ...(r.group ? { group: r.group } : {}),
+    kind: r.kind,
+    causes,
+  };
+  const kind = r.group ? `${r.kind}.${r.group}` : r.kind;
+  return new ApiStatusError(422, "Invalid", `${kind} "${name}" is invalid: ${list}`, d);
 }
 
 /** A compacted resourceVersion: the apiserver answers 410 with reason Expired. */
@@ -131,10 +138,26 @@ export function methodNotSupported(r: ResourceType, verb: string): ApiStatusErro
   );
 }
 
-export function unsupportedMediaType(contentType: string): ApiStatusError {
+/** go-restful's answer when a route exists for the path but not for the method. */
+export function methodNotAllowed(): ApiStatusError {
+  return new ApiStatusError(
+    405,
+    "MethodNotAllowed",
+    "the server does not allow this method on the requested resource",
+    {},
+  );
+}
+
+/** The apiserver's NewUnsupportedMediaTypeError: a body in a media type the handler does not decode. */
+export function unsupportedMediaType(accepted: string[]): ApiStatusError {
   return new ApiStatusError(
     415,
     "UnsupportedMediaType",
-    `the body of the request was in an unknown format - accepted media types include: application/json, application/yaml, application/apply-patch+yaml, application/merge-patch+json, application/strategic-merge-patch+json (got ${contentType})`,
+    `the body of the request was in an unknown format - accepted media types include: ${accepted.join(", ")}`,
   );
+}
+
+/** go-restful's answer when no route consumes the request's Content-Type (e.g. a PATCH of another type). */
+export function unsupportedMediaTypeRoute(): ApiStatusError {
+  return new ApiStatusError(415, "UnsupportedMediaType", "415: Unsupported Media Type", {});
 }

@@ -2,9 +2,10 @@
 import { http } from "msw";
 import type { ClusterContext, RequestContext } from "./context.ts";
 import { apiGroup, apiGroupList, apiVersions, resourceList, VERSION_INFO } from "./discovery.ts";
+import { methodNotAllowed } from "./errors.ts";
 import { errorResponse, json } from "./http-util.ts";
 import { serveLog } from "./logs-http.ts";
-import { findResource } from "./resources.ts";
+import { findResource, RESOURCES } from "./resources.ts";
 import { resourceNotFound, serveRest } from "./rest.ts";
 import { serveReview } from "./reviews.ts";
 import { serveWatch } from "./watch-http.ts";
@@ -42,9 +43,27 @@ export function clusterHandlers(c: ClusterContext, contextOf: (req: Request) => 
   ];
 }
 
+/** The apiserver's answer for a path no handler serves (an unknown group or version): Go's plain 404. */
+function pageNotFound(): Response {
+  const text = "404 page not found\n";
+  return new Response(text, {
+    status: 404,
+    headers: {
+      "content-type": "text/plain; charset=utf-8",
+      "x-content-type-options": "nosniff",
+      "content-length": String(text.length),
+    },
+  });
+}
+
+const servesGroupVersion = (group: string, version: string) =>
+  RESOURCES.some((r) => r.group === group && r.version === version);
+
 function serveApi(c: ClusterContext, rc: RequestContext, req: Request): Response | Promise<Response> {
   const { info } = rc;
   if (!info.isResourceRequest) return discovery(rc);
+  // /apis/<group>/<version> has a handler per served group version; /api/<version> is always routed.
+  if (info.apiPrefix === "apis" && !servesGroupVersion(info.group, info.version)) return pageNotFound();
   const r = findResource(info.group, info.version, info.resource);
   if (!r) throw resourceNotFound();
   const clusterScopedUnderNamespace =
@@ -53,7 +72,7 @@ function serveApi(c: ClusterContext, rc: RequestContext, req: Request): Response
   if (info.subresource && !r.subresources.includes(info.subresource)) throw resourceNotFound();
   if (!r.stored) return serveReview(c, rc, r, req);
   if (info.subresource === "log") {
-    if (info.verb !== "get") throw resourceNotFound();
+    if (info.verb !== "get") throw methodNotAllowed();
     return serveLog(c, rc);
   }
   // Simplification: pods/exec is only known to discovery and RBAC; the fake cannot run commands.
@@ -68,6 +87,7 @@ function discovery(rc: RequestContext): Response {
   if (parts[0] === "api" && parts.length === 2) doc = resourceList("", parts[1]!);
   if (parts[0] === "apis" && parts.length === 2) doc = apiGroup(parts[1]!);
   if (parts[0] === "apis" && parts.length === 3) doc = resourceList(parts[1]!, parts[2]!);
-  if (!doc || rc.info.verb !== "get") throw resourceNotFound();
+  if (!doc) return pageNotFound();
+  if (rc.info.verb !== "get") throw methodNotAllowed();
   return json(doc);
 }

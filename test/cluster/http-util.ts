@@ -3,9 +3,16 @@ import { parse as parseYaml } from "yaml";
 import { ApiStatusError, badRequest, unsupportedMediaType } from "./errors.ts";
 
 export function json(body: unknown, status = 200, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify(body), {
+  // Go's JSON encoder ends the body with a newline.
+  const text = `${JSON.stringify(body)}\n`;
+  // A whole body at once, with its length, as the apiserver writes non-streaming answers (not chunked).
+  return new Response(text, {
     status,
-    headers: { "content-type": "application/json", ...headers },
+    headers: {
+      "content-type": "application/json",
+      "content-length": String(Buffer.byteLength(text)),
+      ...headers,
+    },
   });
 }
 
@@ -57,13 +64,27 @@ export function statusError(code: number, message?: string, retryAfterSeconds?: 
 }
 
 const PROTOBUF = "application/vnd.kubernetes.protobuf";
+const DECODED = ["application/json", "application/yaml"];
 
-/** Decodes a JSON (or, for apply patches, YAML) body. Protobuf is refused with 415. */
-export async function readBody(req: Request, protobuf?: (b: Uint8Array) => unknown): Promise<unknown> {
-  const type = (req.headers.get("content-type") ?? "application/json").split(";")[0]!.trim();
+/** The media types a create or update body may have, as the apiserver lists them in its 415 (custom resources too). */
+export function writeMediaTypes(): string[] {
+  return [...DECODED, PROTOBUF];
+}
+
+/**
+ * Decodes a JSON (or YAML) body. With `accepted` (create/update), any other media type is 415 as on the
+ * apiserver. Protobuf is refused with 415 unless a decoder is given.
+ */
+export async function readBody(
+  req: Request,
+  protobuf?: (b: Uint8Array) => unknown,
+  accepted?: string[],
+): Promise<unknown> {
+  const type = (req.headers.get("content-type") || "application/json").split(";")[0]!.trim().toLowerCase();
+  if (accepted && !accepted.includes(type)) throw unsupportedMediaType(accepted);
   if (type.startsWith(PROTOBUF)) {
     // Simplification: the fake speaks JSON (and YAML); protobuf is read only where a decoder is given.
-    if (!protobuf) throw unsupportedMediaType(type);
+    if (!protobuf) throw unsupportedMediaType(DECODED);
     try {
       return protobuf(new Uint8Array(await req.arrayBuffer()));
     } catch (e) {

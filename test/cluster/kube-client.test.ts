@@ -1,6 +1,7 @@
 /**
  * aicr's own client (src/kube: client-node reads the kubeconfig, Bun's fetch carries the requests)
- * against the fake over HTTP and HTTPS: credentials of every kind, keep-alive, errors, watch, log.
+ * against both backends (the fake also over plain HTTP): credentials of every kind, keep-alive, errors,
+ * faults, watch, log.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
@@ -10,8 +11,9 @@ import { Writable } from "node:stream";
 import { parse, stringify } from "yaml";
 import { AicrError } from "../../src/core/errors.ts";
 import { KubeClient } from "../../src/kube/client.ts";
+import { currentResourceVersion, eventually, STARTUP_MS, wireClient } from "./http-client.ts";
 import { resource } from "./resources.ts";
-import { type Cluster, startCluster } from "./server.ts";
+import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
 
 const NS = { apiVersion: "v1", kind: "Namespace", name: "default" };
 
@@ -39,176 +41,226 @@ function edited(path: string, change: (doc: KubeconfigDoc) => void): string {
   return out;
 }
 
-describe("KubeClient over HTTPS", () => {
-  let cluster: Cluster;
-  beforeAll(async () => {
-    cluster = await startCluster({ controllers: false, https: true, users: [{ name: "alice" }] });
+/** Grants `subject` get on namespaces, and waits until the apiserver's authorizer has seen it. */
+async function grantNamespaceReads(cluster: TestCluster, sa: string): Promise<void> {
+  await cluster.store.create(resource("serviceaccounts"), { metadata: { name: sa, namespace: "default" } });
+  await cluster.store.create(resource("clusterroles"), {
+    metadata: { name: `${sa}-ns-reader` },
+    rules: [{ apiGroups: [""], resources: ["namespaces"], verbs: ["get"] }],
   });
-  afterAll(() => cluster.stop());
-
-  test("a client certificate authenticates as its CN", async () => {
-    const client = connect(cluster.kubeconfigFor("admin", { auth: "certificate" }));
-    const seq = cluster.log.entries.at(-1)?.seq ?? 0;
-    expect((await client.get<{ metadata: { name: string } }>(NS)).metadata.name).toBe("default");
-    expect(cluster.log.entries.filter((e) => e.seq > seq).map((e) => e.user)).toEqual(["admin"]);
+  await cluster.store.create(resource("clusterrolebindings"), {
+    metadata: { name: `${sa}-ns-reader` },
+    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `${sa}-ns-reader` },
+    subjects: [{ kind: "ServiceAccount", name: sa, namespace: "default" }],
   });
+  const review = {
+    apiVersion: "authorization.k8s.io/v1",
+    kind: "SubjectAccessReview",
+    spec: {
+      user: `system:serviceaccount:default:${sa}`,
+      groups: ["system:serviceaccounts", "system:serviceaccounts:default", "system:authenticated"],
+      resourceAttributes: { verb: "get", resource: "namespaces", name: "default", namespace: "default" },
+    },
+  };
+  await eventually(
+    () => wireClient(cluster, "admin").post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review),
+    (r) => r.body?.status?.allowed === true,
+  );
+}
 
-  test("a bearer token with the kubeconfig's CA; the apiserver's refusal keeps its reason", async () => {
-    const client = connect(cluster.kubeconfigFor("alice"));
-    const err = await failure(client.get(NS));
-    expect(err.code).toBe("UNAUTHORIZED");
-    expect(err.context.status).toBe(403);
-    expect(err.message).toContain('User "alice" cannot get resource "namespaces"');
-  });
+/** The ServiceAccount token a kubeconfig of the cluster carries for it. */
+function serviceAccountToken(cluster: TestCluster, sa: string): string {
+  const doc = parse(
+    readFileSync(cluster.kubeconfigFor(`system:serviceaccount:default:${sa}`), "utf8"),
+  ) as KubeconfigDoc;
+  return doc.users[0].user.token;
+}
 
-  test("an exec credential plugin supplies the token", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aicr-exec-"));
-    const plugin = join(dir, "credential.sh");
-    const credential = {
-      apiVersion: "client.authentication.k8s.io/v1",
-      kind: "ExecCredential",
-      status: { token: cluster.tokenFor("admin") },
-    };
-    writeFileSync(plugin, `#!/bin/sh\necho '${JSON.stringify(credential)}'\n`);
-    chmodSync(plugin, 0o755);
-    const kubeconfig = edited(cluster.kubeconfigFor("admin"), (doc) => {
-      doc.users[0].user = {
-        exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
-      };
+for (const backend of BACKENDS) {
+  describe(`[${backend}] KubeClient over HTTPS`, () => {
+    let cluster: TestCluster;
+    beforeAll(async () => {
+      cluster = await startTestCluster(backend, { controllers: false, https: true });
+    }, STARTUP_MS);
+    afterAll(() => cluster.stop());
+
+    test("a client certificate authenticates as its CN", async () => {
+      const client = connect(cluster.kubeconfigFor("admin", { auth: "certificate" }));
+      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      expect((await client.get<{ metadata: { name: string } }>(NS)).metadata.name).toBe("default");
+      expect(cluster.log.entries.filter((e) => e.seq > seq).map((e) => e.user)).toEqual(["admin"]);
     });
-    const seq = cluster.log.entries.at(-1)?.seq ?? 0;
-    await connect(kubeconfig).get(NS);
-    expect(cluster.log.entries.filter((e) => e.seq > seq).map((e) => e.user)).toEqual(["admin"]);
-  });
 
-  test("a server certificate the kubeconfig's CA did not sign: UNAVAILABLE naming TLS, nothing sent", async () => {
-    const other = await startCluster({ controllers: false, https: true });
-    try {
-      // The other cluster's kubeconfig names the same CA (one PKI per process); a wrong one is made here.
-      const text = readFileSync(other.kubeconfigFor("admin"), "utf8").replace(
+    test("a bearer token with the kubeconfig's CA; the apiserver's refusal keeps its reason", async () => {
+      await cluster.store.create(resource("serviceaccounts"), {
+        metadata: { name: "reader", namespace: "default" },
+      });
+      const client = connect(cluster.kubeconfigFor("system:serviceaccount:default:reader"));
+      const err = await failure(client.get(NS));
+      expect(err.code).toBe("UNAUTHORIZED");
+      expect(err.context.status).toBe(403);
+      expect(err.message).toContain(
+        'User "system:serviceaccount:default:reader" cannot get resource "namespaces"',
+      );
+    });
+
+    test("an exec credential plugin supplies the token", async () => {
+      await grantNamespaceReads(cluster, "exec-sa");
+      const dir = mkdtempSync(join(tmpdir(), "aicr-exec-"));
+      const plugin = join(dir, "credential.sh");
+      const credential = {
+        apiVersion: "client.authentication.k8s.io/v1",
+        kind: "ExecCredential",
+        status: { token: serviceAccountToken(cluster, "exec-sa") },
+      };
+      writeFileSync(plugin, `#!/bin/sh\necho '${JSON.stringify(credential)}'\n`);
+      chmodSync(plugin, 0o755);
+      const kubeconfig = edited(cluster.kubeconfigFor("admin"), (doc) => {
+        doc.users[0].user = {
+          exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
+        };
+      });
+      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      expect((await connect(kubeconfig).get<{ metadata: { name: string } }>(NS)).metadata.name).toBe(
+        "default",
+      );
+      expect(cluster.log.entries.filter((e) => e.seq > seq).map((e) => e.user)).toEqual([
+        "system:serviceaccount:default:exec-sa",
+      ]);
+    });
+
+    test("a server certificate the kubeconfig's CA did not sign: UNAVAILABLE naming TLS, nothing sent", async () => {
+      const text = readFileSync(cluster.kubeconfigFor("admin"), "utf8").replace(
         /certificate-authority-data: .*/,
         `certificate-authority-data: ${Buffer.from(selfSignedPem()).toString("base64")}`,
       );
       const dir = mkdtempSync(join(tmpdir(), "aicr-ca-"));
       writeFileSync(join(dir, "kubeconfig"), text);
+      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
       const err = await failure(connect(join(dir, "kubeconfig")).get(NS));
       expect(err.code).toBe("UNAVAILABLE");
       expect(err.message).toContain("presented a TLS certificate the kubeconfig does not trust");
       expect(err.remedy).toContain("certificate-authority-data");
-      expect(other.log.entries).toEqual([]);
-    } finally {
-      await other.stop();
-    }
-  });
-
-  test("sequential requests share one kept-alive connection", async () => {
-    const client = connect(cluster.kubeconfigFor("admin"));
-    const before = cluster.connectionsAccepted();
-    for (let i = 0; i < 5; i++) await client.get(NS);
-    expect(cluster.connectionsAccepted() - before).toBe(1);
-  });
-});
-
-describe("KubeClient over HTTP", () => {
-  let cluster: Cluster;
-  let client: KubeClient;
-  beforeAll(async () => {
-    cluster = await startCluster({ controllers: false });
-    client = connect(cluster.kubeconfigFor("admin"));
-  });
-  afterAll(() => cluster.stop());
-
-  test("429 with Retry-After: RATE_LIMITED with the seconds to wait", async () => {
-    const fault = cluster.faults.add({
-      method: "GET",
-      path: "/api/v1/namespaces/default",
-      status: 429,
-      retryAfterSeconds: 3,
+      expect(cluster.log.entries.filter((e) => e.seq > seq)).toEqual([]);
     });
-    try {
-      const err = await failure(client.get(NS));
-      expect(err.code).toBe("RATE_LIMITED");
-      expect(err.context.retryAfterSeconds).toBe(3);
-    } finally {
-      fault.remove();
-    }
-  });
 
-  test("a response lost after the commit is a transport failure (UNAVAILABLE), not an answer", async () => {
-    const fault = cluster.faults.add({
-      method: "POST",
-      path: "/api/v1/namespaces/default/configmaps",
-      dropAfterCommit: true,
+    test("sequential requests share one kept-alive connection", async () => {
+      const client = connect(cluster.kubeconfigFor("admin"));
+      const before = cluster.connectionsAccepted();
+      for (let i = 0; i < 5; i++) await client.get(NS);
+      expect(cluster.connectionsAccepted() - before).toBe(1);
     });
-    try {
-      const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "lost", namespace: "default" } };
-      const err = await failure(client.create(cm));
-      expect(err.code).toBe("UNAVAILABLE");
-      expect(cluster.store.find(resource("configmaps"), "default", "lost")).toBeDefined();
-    } finally {
-      fault.remove();
-    }
   });
 
-  test("a kind outside the known table is found by discovery, asked once", async () => {
-    const seq = cluster.log.entries.at(-1)?.seq ?? 0;
-    for (let i = 0; i < 2; i++)
-      expect((await client.list("nvidia.com/v1", "ClusterPolicy")).items).toEqual([]);
-    const discovery = cluster.log.entries.filter((e) => e.seq > seq && e.path === "/apis/nvidia.com/v1");
-    expect(discovery).toHaveLength(1);
-    const err = await failure(client.list("v1", "NoSuchKind"));
-    expect(err.code).toBe("NOT_FOUND");
-    expect(err.message).toContain("does not serve kind NoSuchKind in v1");
-  });
+  // The fake serves these over plain HTTP (its other transport); the real apiserver only over HTTPS.
+  describe(`[${backend}] KubeClient: faults, discovery, watch, logs`, () => {
+    let cluster: TestCluster;
+    let client: KubeClient;
+    beforeAll(async () => {
+      cluster = await startTestCluster(backend, { controllers: false });
+      client = connect(cluster.kubeconfigFor("admin"));
+    }, STARTUP_MS);
+    afterAll(() => cluster.stop());
 
-  test("a watch delivers events in order and resolves with the abort reason", async () => {
-    const seen: string[] = [];
-    const stop = new AbortController();
-    const ended = client.watch<{ metadata: { name: string } }>(
-      "/api/v1/namespaces/default/configmaps",
-      { resourceVersion: cluster.store.resourceVersion },
-      {
-        signal: stop.signal,
-        onEvent: (e) => {
-          seen.push(`${e.type} ${e.object.metadata.name}`);
-          if (seen.length === 2) stop.abort("done");
+    test("429 with Retry-After: RATE_LIMITED with the seconds to wait", async () => {
+      const fault = cluster.faults.add({
+        method: "GET",
+        path: "/api/v1/namespaces/default",
+        status: 429,
+        retryAfterSeconds: 3,
+      });
+      try {
+        const err = await failure(client.get(NS));
+        expect(err.code).toBe("RATE_LIMITED");
+        expect(err.context.retryAfterSeconds).toBe(3);
+      } finally {
+        fault.remove();
+      }
+    });
+
+    test("a response lost after the commit is a transport failure (UNAVAILABLE), not an answer", async () => {
+      const fault = cluster.faults.add({
+        method: "POST",
+        path: "/api/v1/namespaces/default/configmaps",
+        dropAfterCommit: true,
+      });
+      try {
+        const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "lost", namespace: "default" } };
+        const err = await failure(client.create(cm));
+        expect(err.code).toBe("UNAVAILABLE");
+      } finally {
+        fault.remove();
+      }
+      expect(
+        (await wireClient(cluster, "admin").get("/api/v1/namespaces/default/configmaps/lost")).status,
+      ).toBe(200);
+    });
+
+    test("a kind outside the known table is found by discovery, asked once", async () => {
+      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      for (let i = 0; i < 2; i++)
+        expect((await client.list("nvidia.com/v1", "ClusterPolicy")).items).toEqual([]);
+      const discovery = cluster.log.entries.filter((e) => e.seq > seq && e.path === "/apis/nvidia.com/v1");
+      expect(discovery).toHaveLength(1);
+      const err = await failure(client.list("v1", "NoSuchKind"));
+      expect(err.code).toBe("NOT_FOUND");
+      expect(err.message).toContain("does not serve kind NoSuchKind in v1");
+    });
+
+    test("a watch delivers events in order and resolves with the abort reason", async () => {
+      const seen: string[] = [];
+      const stop = new AbortController();
+      const path = "/api/v1/namespaces/default/configmaps";
+      const resourceVersion = await currentResourceVersion(wireClient(cluster, "admin"), path);
+      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const ended = client.watch<{ metadata: { name: string } }>(
+        path,
+        { resourceVersion },
+        {
+          signal: stop.signal,
+          onEvent: (e) => {
+            seen.push(`${e.type} ${e.object.metadata.name}`);
+            if (seen.length === 2) stop.abort("done");
+          },
         },
-      },
-    );
-    await cluster.log.waitFor(
-      (e) => e.verb === "watch" && e.path === "/api/v1/namespaces/default/configmaps",
-    );
-    for (const name of ["w1", "w2"])
-      await client.create({ apiVersion: "v1", kind: "ConfigMap", metadata: { name, namespace: "default" } });
-    expect(await ended).toBe("done");
-    expect(seen).toEqual(["ADDED w1", "ADDED w2"]);
-  });
-
-  test("a log that cannot be read: the apiserver's Status message, not a bare HTTP code", async () => {
-    const out = new Writable({ write: (_c, _e, cb) => cb() });
-    const err = await failure(
-      client.followLog(
-        { namespace: "default", pod: "missing", container: "c" },
-        { out, signal: new AbortController().signal, follow: false },
-      ),
-    );
-    expect(err.code).toBe("NOT_FOUND");
-    expect(err.message).toContain('pods "missing" not found');
-  });
-
-  test("a SOCKS proxy-url is refused with the remedy before anything is sent", async () => {
-    const kubeconfig = edited(cluster.kubeconfigFor("admin"), (doc) => {
-      doc.clusters[0].cluster["proxy-url"] = "socks5://127.0.0.1:1080";
+      );
+      await cluster.log.waitFor((e) => e.seq > seq && e.verb === "watch" && e.path === path);
+      for (const name of ["w1", "w2"])
+        await client.create({
+          apiVersion: "v1",
+          kind: "ConfigMap",
+          metadata: { name, namespace: "default" },
+        });
+      expect(await ended).toBe("done");
+      expect(seen).toEqual(["ADDED w1", "ADDED w2"]);
     });
-    const seq = cluster.log.entries.at(-1)?.seq ?? 0;
-    const err = await failure(connect(kubeconfig).get(NS));
-    expect(err.code).toBe("INVALID_REQUEST");
-    expect(err.message).toContain("proxy-url");
-    expect(cluster.log.entries.filter((e) => e.seq > seq)).toEqual([]);
-  });
-});
 
-/** A self-signed CA certificate that signed nothing the fake serves. */
+    test("a log that cannot be read: the apiserver's Status message, not a bare HTTP code", async () => {
+      const out = new Writable({ write: (_c, _e, cb) => cb() });
+      const err = await failure(
+        client.followLog(
+          { namespace: "default", pod: "missing", container: "c" },
+          { out, signal: new AbortController().signal, follow: false },
+        ),
+      );
+      expect(err.code).toBe("NOT_FOUND");
+      expect(err.message).toContain('pods "missing" not found');
+    });
+
+    test("a SOCKS proxy-url is refused with the remedy before anything is sent", async () => {
+      const kubeconfig = edited(cluster.kubeconfigFor("admin"), (doc) => {
+        doc.clusters[0].cluster["proxy-url"] = "socks5://127.0.0.1:1080";
+      });
+      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const err = await failure(connect(kubeconfig).get(NS));
+      expect(err.code).toBe("INVALID_REQUEST");
+      expect(err.message).toContain("proxy-url");
+      expect(cluster.log.entries.filter((e) => e.seq > seq)).toEqual([]);
+    });
+  });
+}
+
+/** A self-signed CA certificate that signed nothing either backend serves. */
 function selfSignedPem(): string {
   const dir = mkdtempSync(join(tmpdir(), "aicr-wrong-ca-"));
   const res = Bun.spawnSync(

@@ -3,6 +3,7 @@
 import type { ClusterContext, RequestContext } from "./context.ts";
 import { kubeletLogs } from "./controllers/logs.ts";
 import { ApiStatusError } from "./errors.ts";
+import { resource } from "./resources.ts";
 
 const encoder = new TextEncoder();
 
@@ -18,6 +19,9 @@ export function serveLog(c: ClusterContext, rc: RequestContext): Response {
       code === 404 ? { name: rc.info.name, kind: "pods" } : undefined,
     );
   }
+  // The apiserver has no kubelet to ask for a pod not yet on a node: 204 No Content, as LocationStreamer.
+  if (!c.store.find(resource("pods"), rc.info.namespace, rc.info.name!)?.spec?.nodeName)
+    return new Response(null, { status: 204 });
   const tail = q.get("tailLines");
   const opts = {
     timestamps: q.get("timestamps") === "true",

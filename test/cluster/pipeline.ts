@@ -75,8 +75,8 @@ export class Pipeline {
     try {
       user = this.c.auth.authenticate(req.headers.get("authorization"), conn?.cert);
       const rbac = rbacSnapshot(this.c.store);
-      user = impersonate(user, req.headers, rbac);
       const attrs = attributesFor(info);
+      user = impersonate(user, req.headers, rbac, attrs, this.c.auth.impersonationModes);
       const decision = authorize(user, attrs, rbac);
       if (!decision.allowed) {
         throw new ApiStatusError(

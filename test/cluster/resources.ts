@@ -80,6 +80,11 @@ export const RESOURCES: readonly ResourceType[] = [
     stored: false,
   }),
   rt(AUTHZ, "v1", "subjectaccessreviews", "SubjectAccessReview", false, { verbs: ["create"], stored: false }),
+  // `kubectl auth whoami`: answers who the request authenticated as (after impersonation).
+  rt("authentication.k8s.io", "v1", "selfsubjectreviews", "SelfSubjectReview", false, {
+    verbs: ["create"],
+    stored: false,
+  }),
 ];
 
 export function apiVersionOf(r: ResourceType): string {

@@ -1,8 +1,9 @@
 /** The REST verbs on stored resources: get, list, create, update, patch, delete, deletecollection. */
 import type { ClusterContext, RequestContext } from "./context.ts";
 import { rbacSnapshot } from "./context.ts";
-import { ApiStatusError, badRequest, forbidden, methodNotSupported, notFound } from "./errors.ts";
-import { json, readBody, successStatus } from "./http-util.ts";
+import { ApiStatusError, badRequest, forbidden, methodNotAllowed, notFound } from "./errors.ts";
+import { json, readBody, successStatus, writeMediaTypes } from "./http-util.ts";
+import { checkResourceVersion, validateListOptions } from "./list-options.ts";
 import type { DeleteOptions, KObject, PropagationPolicy } from "./objects.ts";
 import { applyPatch } from "./patch-http.ts";
 import { apiVersionOf, type ResourceType } from "./resources.ts";
@@ -23,10 +24,12 @@ export async function serveRest(
     case "get":
       return json(c.store.get(r, ns, info.name!));
     case "list":
+      validateListOptions(q, false);
+      checkResourceVersion(q, false);
       return json(listBody(c, r, ns, q));
     case "create": {
-      if (info.name) throw methodNotSupported(r, "create");
-      const obj = objectBody(await readBody(req));
+      if (info.name) throw methodNotAllowed();
+      const obj = objectBody(await readBody(req, undefined, writeMediaTypes()));
       if (r.namespaced) {
         obj.metadata.namespace ??= ns;
         if (obj.metadata.namespace !== ns) {
@@ -42,7 +45,8 @@ export async function serveRest(
       return json(c.store.create(r, tracked, { dryRun }), 201);
     }
     case "update": {
-      const obj = objectBody(await readBody(req));
+      if (!info.name) throw methodNotAllowed();
+      const obj = objectBody(await readBody(req, undefined, writeMediaTypes()));
       if (obj.metadata.name !== info.name) {
         throw badRequest(
           `the name of the object (${obj.metadata.name}) does not match the name on the URL (${info.name})`,
@@ -56,6 +60,7 @@ export async function serveRest(
       return json(c.store.update(r, tracked, sub(info.subresource, dryRun)));
     }
     case "patch":
+      if (!info.name) throw methodNotAllowed();
       return applyPatch(c, rc, r, req, (obj) => checkRbacWrite(c, rc, r, obj));
     case "delete":
       return deleteOne(c, r, ns, info.name!, await deleteOptions(req, q));
@@ -71,7 +76,7 @@ export async function serveRest(
       });
     }
     default:
-      throw methodNotSupported(r, info.verb);
+      throw methodNotAllowed();
   }
 }
 
@@ -139,15 +144,23 @@ async function deleteOptions(req: Request, q: URLSearchParams): Promise<DeleteOp
   if (q.get("orphanDependents")) opts.orphanDependents = q.get("orphanDependents") === "true";
   const valid = ["Background", "Foreground", "Orphan"];
   if (opts.propagationPolicy && !valid.includes(opts.propagationPolicy)) {
-    throw badRequest(
-      `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: Unsupported value: "${opts.propagationPolicy}": supported values: "Foreground", "Background", "Orphan", "nil"`,
+    const message = `Unsupported value: "${opts.propagationPolicy}": supported values: "Foreground", "Background", "Orphan", "nil"`;
+    throw new ApiStatusError(
+      422,
+      "Invalid",
+      `DeleteOptions.meta.k8s.io "" is invalid: propagationPolicy: ${message}`,
+      {
+        group: "meta.k8s.io",
+        kind: "DeleteOptions",
+        causes: [{ reason: "FieldValueNotSupported", message, field: "propagationPolicy" }],
+      },
     );
   }
   return opts;
 }
 
-// Pods and custom resources answer a delete with the object; other built-ins with a Status.
-const RETURNS_OBJECT = new Set(["pods", "clusterpolicies", "namespaces"]);
+// Pods and namespaces answer a delete with the object; other kinds (custom resources too) with a Status.
+const RETURNS_OBJECT = new Set(["pods", "namespaces"]);
 
 function deleteOne(
   c: ClusterContext,
@@ -158,7 +171,9 @@ function deleteOne(
 ): Response {
   const result = c.store.delete(r, ns, name, opts);
   const stillThere = !opts.dryRun && c.store.find(r, ns, name)?.metadata.uid === result.metadata.uid;
-  if (stillThere) return json(result, 202);
+  // As the apiserver's delete handler: 202 only when the object stays and the client asked for cascading
+  // through the deprecated orphanDependents=false; a Foreground propagationPolicy alone answers 200.
+  if (stillThere) return json(result, opts.orphanDependents === false ? 202 : 200);
   if (RETURNS_OBJECT.has(r.plural) || opts.dryRun) return json(result, 200);
   return json(
     successStatus({ name, ...(r.group ? { group: r.group } : {}), kind: r.plural, uid: result.metadata.uid }),
@@ -179,7 +194,9 @@ export function checkRbacWrite(c: ClusterContext, rc: RequestContext, r: Resourc
       obj as never,
       snapshot,
     );
-    if (!res.allowed) throw forbidden(r, obj.metadata.name ?? "", res.message);
+    if (res.allowed) return;
+    if (res.notFound) throw notFound(r, res.notFound.name);
+    throw forbidden(r, obj.metadata.name ?? "", res.message);
   }
 }
 

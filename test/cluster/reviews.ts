@@ -1,7 +1,7 @@
 /** SelfSubjectAccessReview and SubjectAccessReview, answered by the same RBAC evaluator as requests. */
 import type { ClusterContext, RequestContext } from "./context.ts";
 import { rbacSnapshot } from "./context.ts";
-import { ApiStatusError } from "./errors.ts";
+import { ApiStatusError, methodNotAllowed } from "./errors.ts";
 import { json, readBody } from "./http-util.ts";
 import { decodeAccessReview } from "./protobuf.ts";
 import type { ResourceType } from "./resources.ts";
@@ -41,11 +41,18 @@ export async function serveReview(
   r: ResourceType,
   req: Request,
 ): Promise<Response> {
-  if (rc.info.verb !== "create") {
-    throw new ApiStatusError(
-      405,
-      "MethodNotAllowed",
-      `${rc.info.verb} is not supported on resources of kind "${r.plural}.${r.group}"`,
+  if (rc.info.verb !== "create") throw methodNotAllowed();
+  if (r.plural === "selfsubjectreviews") {
+    // The body carries nothing to read (kubectl auth whoami sends it as protobuf).
+    await req.arrayBuffer();
+    return json(
+      {
+        kind: r.kind,
+        apiVersion: "authentication.k8s.io/v1",
+        metadata: { creationTimestamp: `${c.store.now().toISOString().slice(0, 19)}Z` },
+        status: { userInfo: { username: rc.user.username, groups: rc.user.groups } },
+      },
+      201,
     );
   }
   const review = objectBody(await readBody(req, decodeAccessReview));

@@ -12,10 +12,10 @@ import type { ResourceType } from "./resources.ts";
 export function preconditionFailure(live: KObject, opts: DeleteOptions): string | undefined {
   const p = opts.preconditions;
   if (p?.uid && p.uid !== live.metadata.uid) {
-    return `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${live.metadata.uid}`;
+    return `the UID in the precondition (${p.uid}) does not match the UID in record (${live.metadata.uid}). The object might have been deleted and then recreated`;
   }
   if (p?.resourceVersion && p.resourceVersion !== live.metadata.resourceVersion) {
-    return `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${live.metadata.resourceVersion}`;
+    return `the ResourceVersion in the precondition (${p.resourceVersion}) does not match the ResourceVersion in record (${live.metadata.resourceVersion}). The object might have been modified`;
   }
   return undefined;
 }

@@ -25,6 +25,11 @@ export interface WatchOptions {
   /** Unset or "0": start with ADDED for every current object. Otherwise replay history after it. */
   resourceVersion?: string;
   allowBookmarks?: boolean;
+  /**
+   * A watch-list (sendInitialEvents=true): ADDED for every current object whatever the resourceVersion,
+   * then, with bookmarks allowed, a BOOKMARK annotated k8s.io/initial-events-end before the changes.
+   */
+  sendInitialEvents?: boolean;
 }
 
 export interface StoreEvent {

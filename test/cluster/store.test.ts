@@ -149,11 +149,15 @@ describe("store: delete", () => {
     const a = s.create(cm, configMap("a"));
     const byUid = failure(() => s.delete(cm, "default", "a", { preconditions: { uid: "other" } }));
     expect(byUid.code).toBe(409);
+    // kube-apiserver 1.36's words (checked on the wire in client-node.test.ts): the Kind, not the resource.
     expect(byUid.status.message).toBe(
-      `Operation cannot be fulfilled on configmaps "a": Precondition failed: UID in precondition: other, UID in object meta: ${a.metadata.uid}`,
+      `Operation cannot be fulfilled on ConfigMap "a": the UID in the precondition (other) does not match the UID in record (${a.metadata.uid}). The object might have been deleted and then recreated`,
     );
+    expect(byUid.status.details).toEqual({ name: "a", kind: "ConfigMap" });
     const byRv = failure(() => s.delete(cm, "default", "a", { preconditions: { resourceVersion: "1" } }));
-    expect(byRv.status.message).toContain("Precondition failed: ResourceVersion in precondition: 1");
+    expect(byRv.status.message).toContain(
+      "the ResourceVersion in the precondition (1) does not match the ResourceVersion in record",
+    );
     s.delete(cm, "default", "a", {
       preconditions: { uid: a.metadata.uid!, resourceVersion: a.metadata.resourceVersion! },
     });
@@ -238,7 +242,8 @@ describe("store: list", () => {
     expect(s.list(pods, { fieldSelector: "spec.nodeName=n1,status.phase=Pending" }).items).toHaveLength(1);
     expect(s.list(pods, { fieldSelector: "status.phase!=Pending" }).items).toHaveLength(0);
     expect(failure(() => s.list(cm, { fieldSelector: "status.phase=Running" })).status.message).toBe(
-      "field label not supported: status.phase",
+      // ConfigMaps have runtime.DefaultMetaV1FieldSelectorConversion's words (pods have their own).
+      '"status.phase" is not a known field selector: only "metadata.name", "metadata.namespace"',
     );
   });
 

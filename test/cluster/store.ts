@@ -45,7 +45,7 @@ import {
   notFound,
   STALE_OBJECT,
 } from "./errors.ts";
-import { supportedFields } from "./fields.ts";
+import { supportedFields, unsupportedFieldMessage } from "./fields.ts";
 import { clone, type DeleteOptions, deepFreeze, type KObject, keyOf, type WatchEvent } from "./objects.ts";
 import { apiVersionOf, RESOURCES, type ResourceType, resource } from "./resources.ts";
 import { parseFieldSelector, parseLabelSelector } from "./semantics/selectors.ts";
@@ -231,7 +231,20 @@ export class Store {
       throw forbidden(r, name, `namespaces "${name}" is forbidden: this namespace may not be deleted`);
     }
     const failure = preconditionFailure(live, opts);
-    if (failure) throw conflict(r, name, failure);
+    if (failure) {
+      // The storage's precondition check names the Kind (with its group), not the resource.
+      const kind = r.group ? `${r.kind}.${r.group}` : r.kind;
+      throw new ApiStatusError(
+        409,
+        "Conflict",
+        `Operation cannot be fulfilled on ${kind} "${name}": ${failure}`,
+        {
+          name,
+          ...(r.group ? { group: r.group } : {}),
+          kind: r.kind,
+        },
+      );
+    }
     const plan = deletePlan(r, live, opts, this.timestamp());
     if (opts.dryRun) return plan.object;
     if (plan.remove) {
@@ -252,8 +265,13 @@ export class Store {
     if (from !== undefined && !Number.isFinite(from))
       throw badRequest(`invalid resource version: ${opts.resourceVersion}`);
     const replay: WatchEvent[] = [];
-    if (from === undefined) {
+    if (from === undefined || opts.sendInitialEvents) {
       for (const o of this.list(r, opts).items) replay.push({ type: "ADDED", object: o });
+      if (opts.sendInitialEvents && w.bookmarks) {
+        const end = bookmarkObject(r, this.rv);
+        (end.metadata as Record<string, unknown>).annotations = { "k8s.io/initial-events-end": "true" };
+        replay.push({ type: "BOOKMARK", object: end });
+      }
     } else {
       for (const e of this.history.since(from, this.rv)) {
         const ev = eventFor(w, e);
@@ -307,7 +325,8 @@ export class Store {
     if (r.namespaced && opts.namespace) f.namespace = opts.namespace;
     try {
       if (opts.labelSelector) f.labels = parseLabelSelector(opts.labelSelector);
-      if (opts.fieldSelector) f.fields = parseFieldSelector(opts.fieldSelector, supportedFields(r));
+      if (opts.fieldSelector)
+        f.fields = parseFieldSelector(opts.fieldSelector, supportedFields(r), unsupportedFieldMessage(r));
     } catch (e) {
       throw badRequest((e as Error).message);
     }

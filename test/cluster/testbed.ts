@@ -19,9 +19,9 @@
 import type { ContainerRuntime, RunFunction } from "./controllers/runtime.ts";
 import type { Faults } from "./faults.ts";
 import type { KObject } from "./objects.ts";
+import type { StoreView } from "./real/mirror.ts";
 import type { RequestLog } from "./request-log.ts";
 import { type Cluster, startCluster } from "./server.ts";
-import type { StoreView } from "./real/mirror.ts";
 import type { ApiserverAccess } from "./wiring.ts";
 
 export type Backend = "fake" | "real";
@@ -73,7 +73,10 @@ export interface TestCluster {
   stop(): Promise<void>;
 }
 
-export async function startTestCluster(backend: Backend, options: TestClusterOptions = {}): Promise<TestCluster> {
+export async function startTestCluster(
+  backend: Backend,
+  options: TestClusterOptions = {},
+): Promise<TestCluster> {
   if (backend === "real") {
     const { startRealCluster } = await import("./real/cluster.ts");
     return startRealCluster(options);
@@ -82,7 +85,10 @@ export async function startTestCluster(backend: Backend, options: TestClusterOpt
     ...(options.https ? { https: true } : {}),
     ...(options.users ? { users: options.users } : {}),
     ...(options.now ? { now: options.now } : {}),
-    objects: [...(options.nodes ?? []).map((object) => ({ resource: "nodes", object })), ...(options.objects ?? [])],
+    objects: [
+      ...(options.nodes ?? []).map((object) => ({ resource: "nodes", object })),
+      ...(options.objects ?? []),
+    ],
     controllers:
       options.controllers === false
         ? false
@@ -103,8 +109,8 @@ export async function startTestCluster(backend: Backend, options: TestClusterOpt
     addUser: (name, groups) => void cluster.addUser(name, groups),
     connectionsAccepted: () => cluster.connectionsAccepted(),
     fake: cluster,
-    kubectl: async () => (await import("../control-plane/build.ts").then((m) => m.controlPlaneBinary())).kubectl,
+    kubectl: async () =>
+      (await import("../control-plane/build.ts").then((m) => m.controlPlaneBinary())).kubectl,
     stop: () => cluster.stop(),
   };
 }
-

@@ -1,14 +1,10 @@
+/** HTTPS on both backends: the test CA verifies the server; client certificates of another CA are refused. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Cluster, startCluster } from "./server.ts";
-
-let cluster: Cluster;
-beforeAll(async () => {
-  cluster = await startCluster({ https: true, controllers: false });
-});
-afterAll(() => cluster.stop());
+import { STARTUP_MS, wireClient } from "./http-client.ts";
+import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
 
 function rogueCert(): { cert: string; key: string } {
   const dir = mkdtempSync(join(tmpdir(), "rogue-"));
@@ -35,21 +31,43 @@ function rogueCert(): { cert: string; key: string } {
   return { cert: readFileSync(join(dir, "c.pem"), "utf8"), key: readFileSync(join(dir, "k.pem"), "utf8") };
 }
 
-describe("https", () => {
-  test("the generated CA verifies the server; no client certificate means anonymous", async () => {
-    const res = await fetch(`${cluster.url}/api/v1/namespaces`, { tls: { ca: cluster.caCert } });
-    expect(res.status).toBe(403);
-    expect(((await res.json()) as { message: string }).message).toContain('User "system:anonymous"');
-  });
+for (const backend of BACKENDS)
+  describe(`[${backend}] https`, () => {
+    let cluster: TestCluster;
+    beforeAll(async () => {
+      cluster = await startTestCluster(backend, { https: true, controllers: false });
+    }, STARTUP_MS);
+    afterAll(() => cluster.stop());
 
-  test("a client certificate signed by another CA is refused at the handshake", async () => {
-    const rogue = rogueCert();
-    const outcome = await fetch(`${cluster.url}/api/v1/namespaces`, {
-      tls: { ca: cluster.caCert, ...rogue },
-    }).then(
-      (r) => `answered ${r.status}`,
-      () => "refused",
-    );
-    expect(outcome).toBe("refused");
+    test("the generated CA verifies the server; no client certificate means anonymous", async () => {
+      expect(cluster.url).toStartWith("https://");
+      const res = await fetch(`${cluster.url}/api/v1/namespaces`, { tls: { ca: cluster.caCert } });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { message: string }).message).toBe(
+        'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
+      );
+    });
+
+    test("a client certificate authenticates as its CN, with its O as groups", async () => {
+      const admin = wireClient(cluster, "admin", {}, { auth: "certificate" });
+      const review = await admin.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", {
+        apiVersion: "authentication.k8s.io/v1",
+        kind: "SelfSubjectReview",
+      });
+      expect(review.body.status.userInfo).toEqual({
+        username: "admin",
+        groups: ["system:masters", "system:authenticated"],
+      });
+    });
+
+    test("a client certificate signed by another CA is refused at the handshake", async () => {
+      const rogue = rogueCert();
+      const outcome = await fetch(`${cluster.url}/api/v1/namespaces`, {
+        tls: { ca: cluster.caCert, ...rogue },
+      }).then(
+        (r) => `answered ${r.status}`,
+        () => "refused",
+      );
+      expect(outcome).toBe("refused");
+    });
   });
-});

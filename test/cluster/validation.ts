@@ -51,14 +51,88 @@ export function validateObject(r: ResourceType, obj: KObject): void {
   if (causes.length > 0) throw invalid(r, name, causes);
 }
 
+/** Go's %v-by-JSON of an internal struct: its fields in declaration order, absent ones null. */
+function goStruct(
+  v: any,
+  fields: [string, string, ((x: any) => unknown)?][],
+): Record<string, unknown> | null {
+  if (v == null) return null;
+  return Object.fromEntries(
+    fields.map(([go, json, conv]) => [go, v[json] == null ? null : conv ? conv(v[json]) : v[json]]),
+  );
+}
+
+/** The internal core.SecurityContext as the apiserver prints it in an Invalid value. */
+function internalSecurityContext(sc: any): Record<string, unknown> | null {
+  const profile = (p: any) =>
+    goStruct(p, [
+      ["Type", "type"],
+      ["LocalhostProfile", "localhostProfile"],
+    ]);
+  return goStruct(sc, [
+    [
+      "Capabilities",
+      "capabilities",
+      (c) =>
+        goStruct(c, [
+          ["Add", "add"],
+          ["Drop", "drop"],
+        ]),
+    ],
+    ["Privileged", "privileged"],
+    [
+      "SELinuxOptions",
+      "seLinuxOptions",
+      (o) =>
+        goStruct(o, [
+          ["User", "user"],
+          ["Role", "role"],
+          ["Type", "type"],
+          ["Level", "level"],
+        ]),
+    ],
+    [
+      "WindowsOptions",
+      "windowsOptions",
+      (o) =>
+        goStruct(o, [
+          ["GMSACredentialSpecName", "gmsaCredentialSpecName"],
+          ["GMSACredentialSpec", "gmsaCredentialSpec"],
+          ["RunAsUserName", "runAsUserName"],
+          ["HostProcess", "hostProcess"],
+        ]),
+    ],
+    ["RunAsUser", "runAsUser"],
+    ["RunAsGroup", "runAsGroup"],
+    ["RunAsNonRoot", "runAsNonRoot"],
+    ["ReadOnlyRootFilesystem", "readOnlyRootFilesystem"],
+    ["AllowPrivilegeEscalation", "allowPrivilegeEscalation"],
+    ["ProcMount", "procMount"],
+    ["SeccompProfile", "seccompProfile", profile],
+    ["AppArmorProfile", "appArmorProfile", profile],
+  ]);
+}
+
 function podSpecCauses(path: string, spec: any): StatusCause[] {
   const out: StatusCause[] = [];
   const containers = spec?.containers;
   if (!Array.isArray(containers) || containers.length === 0) return [required(`${path}.containers`)];
-  containers.forEach((c, i) => {
-    if (!c?.name) out.push(required(`${path}.containers[${i}].name`));
-    if (!c?.image) out.push(required(`${path}.containers[${i}].image`));
-  });
+  const check = (kind: string) => (c: any, i: number) => {
+    if (!c?.name) out.push(required(`${path}.${kind}[${i}].name`));
+    if (!c?.image) out.push(required(`${path}.${kind}[${i}].image`));
+    const sc = c?.securityContext;
+    if (sc?.privileged === true && sc.allowPrivilegeEscalation === false) {
+      const value = JSON.stringify(internalSecurityContext(sc));
+      out.push({
+        reason: "FieldValueInvalid",
+        message: `Invalid value: ${value}: cannot set \`allowPrivilegeEscalation\` to false and \`privileged\` to true`,
+        field: `${path}.${kind}[${i}].securityContext`,
+      });
+    }
+  };
+  // ValidatePodSpec: containers, then initContainers.
+  containers.forEach(check("containers"));
+  (spec.initContainers ?? []).forEach(check("initContainers"));
   return out;
 }
 
@@ -66,7 +140,10 @@ function jobCauses(obj: KObject): StatusCause[] {
   const tspec = obj.spec?.template?.spec;
   const out = podSpecCauses("spec.template.spec", tspec);
   const policy = tspec?.restartPolicy;
-  if (policy !== "OnFailure" && policy !== "Never") {
+  // The template's restartPolicy is defaulted to Always, so both read as "not given".
+  if (policy === "Always" || !policy) {
+    out.push(required("spec.template.spec.restartPolicy", 'valid values: "OnFailure", "Never"'));
+  } else if (policy !== "OnFailure" && policy !== "Never") {
     out.push({
       reason: "FieldValueNotSupported",
       message: `Unsupported value: "${policy}": supported values: "OnFailure", "Never"`,

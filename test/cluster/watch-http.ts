@@ -1,6 +1,7 @@
 /** The streaming watch response: newline-delimited WatchEvents until timeout, abort or a fault. */
 import type { ClusterContext, RequestContext } from "./context.ts";
 import { ApiStatusError, expired } from "./errors.ts";
+import { checkResourceVersion, validateListOptions } from "./list-options.ts";
 import type { WatchEvent } from "./objects.ts";
 import type { ResourceType } from "./resources.ts";
 import type { WatchOptions } from "./store.ts";
@@ -9,13 +10,16 @@ const encoder = new TextEncoder();
 
 export function serveWatch(c: ClusterContext, rc: RequestContext, r: ResourceType): Response {
   const q = rc.url.searchParams;
+  validateListOptions(q, true);
+  checkResourceVersion(q, true);
   const opts: WatchOptions = { allowBookmarks: q.get("allowWatchBookmarks") === "true" };
+  if (q.get("sendInitialEvents") === "true") opts.sendInitialEvents = true;
   if (r.namespaced && rc.info.namespace) opts.namespace = rc.info.namespace;
   for (const k of ["labelSelector", "fieldSelector", "resourceVersion"] as const) {
     const v = q.get(k);
     if (v) opts[k] = v;
   }
-  const resuming = !!opts.resourceVersion && opts.resourceVersion !== "0";
+  const resuming = !opts.sendInitialEvents && !!opts.resourceVersion && opts.resourceVersion !== "0";
   const timeoutSeconds = Number(q.get("timeoutSeconds") ?? 0);
   const cutAfter = rc.effects.cutWatchAfterEvents;
   let cleanup = () => {};
@@ -64,7 +68,8 @@ export function serveWatch(c: ClusterContext, rc: RequestContext, r: ResourceTyp
         send({ type: "ERROR", object: e.status as unknown as Record<string, unknown> });
         return finish();
       }
-      // Simplification: the real apiserver adds jitter to timeoutSeconds; this ends exactly on time.
+      // As the apiserver, timeoutSeconds ends the watch on time. Simplification: without it the real one
+      // ends a watch after a random 30-60 min (--min-request-timeout x [1, 2)); this one never does.
       if (timeoutSeconds > 0) timer = setTimeout(() => finish(), timeoutSeconds * 1000);
     },
     cancel() {

@@ -42,7 +42,9 @@ export function matchesFilter(f: WatchFilter, obj: KObject): boolean {
 
 /**
  * Translates a stored change into what a filtered watcher sees: an object leaving the selection
- * arrives as DELETED, one entering it as ADDED (as the apiserver's watch cache does).
+ * arrives as DELETED, one entering it as ADDED (as the apiserver's watch cache does). The DELETED of an
+ * object leaving carries its previous content, the one the watcher saw match, at the event's
+ * resourceVersion (cacheWatcher.convertToWatchEvent).
  */
 export function eventFor(w: Watcher, e: HistoryEntry): WatchEvent | undefined {
   if (e.resource !== w.resource) return undefined;
@@ -51,7 +53,10 @@ export function eventFor(w: Watcher, e: HistoryEntry): WatchEvent | undefined {
   const before = matchesFilter(w.filter, e.oldObject);
   if (now && before) return { type: "MODIFIED", object: e.object };
   if (now) return { type: "ADDED", object: e.object };
-  if (before) return { type: "DELETED", object: e.object };
+  if (before) {
+    const metadata = { ...e.oldObject.metadata, resourceVersion: e.object.metadata.resourceVersion };
+    return { type: "DELETED", object: { ...e.oldObject, metadata } };
+  }
   return undefined;
 }
 

@@ -23,7 +23,11 @@ function sourceHash(): string {
   const files = readdirSync(MODULE_DIR)
     .filter((f) => f.endsWith(".go") || f === "go.mod" || f === "go.sum")
     .sort();
-  for (const f of files) h.update(f).update("\0").update(readFileSync(join(MODULE_DIR, f))).update("\0");
+  for (const f of files)
+    h.update(f)
+      .update("\0")
+      .update(readFileSync(join(MODULE_DIR, f)))
+      .update("\0");
   return h.digest("hex").slice(0, 16);
 }
 
@@ -65,7 +69,7 @@ async function build(): Promise<ControlPlaneBinaries> {
     `-X k8s.io/component-base/version.gitMajor=${major}`,
     `-X k8s.io/component-base/version.gitMinor=${minor}`,
     "-X k8s.io/component-base/version.gitTreeState=clean",
-    "-X k8s.io/client-go/pkg/version.gitVersion=" + KUBERNETES_VERSION,
+    `-X k8s.io/client-go/pkg/version.gitVersion=${KUBERNETES_VERSION}`,
   ].join(" ");
   const tmp = join(dir, `control-plane.tmp-${process.pid}`);
   const started = performance.now();

@@ -119,7 +119,9 @@ function writeManagers(
     const paths = owned.get(name) ?? new Set();
     if (paths.size > 0) entries.push({ ...e, fieldsV1: toFieldsV1(paths) });
   }
-  (obj.metadata as Obj).managedFields = entries;
+  // The apiserver drops managers whose field set is empty, and the field itself when none is left.
+  if (entries.length > 0) (obj.metadata as Obj).managedFields = entries;
+  else delete (obj.metadata as Obj).managedFields;
 }
 
 const BEFORE_FIRST_APPLY = "before-first-apply";

@@ -43,14 +43,18 @@ function splitOperator(part: string): [string, "=" | "!=", string] | undefined {
   return undefined;
 }
 
-export function parseFieldSelector(s: string, supported: readonly string[] = DEFAULT_FIELDS): FieldSelector {
+export function parseFieldSelector(
+  s: string,
+  supported: readonly string[] = DEFAULT_FIELDS,
+  unsupported: (field: string) => string = (field) => `field label not supported: ${field}`,
+): FieldSelector {
   const out: FieldSelector = [];
   if (s.trim() === "") return out;
   for (const part of splitEscaped(s, ",")) {
     const split = splitOperator(part);
     if (!split) throw new Error(`invalid selector: '${s}'; can't understand '${part}'`);
     const field = unescapeField(split[0].trim());
-    if (!supported.includes(field)) throw new Error(`field label not supported: ${field}`);
+    if (!supported.includes(field)) throw new Error(unsupported(field));
     out.push({ field, operator: split[1], value: unescapeField(split[2]) });
   }
   return out;

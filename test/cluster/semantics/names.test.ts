@@ -19,7 +19,7 @@ describe("validateDns1123Label", () => {
     ["My-Name", [LABEL_MSG]],
     ["-a", [LABEL_MSG]],
     ["a-", [LABEL_MSG]],
-    ["a.b", [LABEL_MSG]],
+    ["a.b", ["must not contain dots"]],
     ["", [LABEL_MSG]],
     ["A".repeat(64), ["must be no more than 63 characters", LABEL_MSG]],
   ] as [string, string[]][])("%p", (v, want) => {
@@ -67,7 +67,10 @@ describe("validateLabelKey", () => {
 
   test("messages", () => {
     expect(validateLabelKey("/name")).toEqual(["prefix part must be non-empty"]);
-    expect(validateLabelKey("a".repeat(64))).toEqual(["name part must be no more than 63 characters"]);
+    expect(validateLabelKey("a".repeat(64))).toEqual(["name part must be no more than 63 bytes"]);
+    expect(validateLabelKey("a/b/c")[0]).toStartWith(
+      "a valid label key must consist of alphanumeric characters",
+    );
     expect(validateLabelKey("x/-y")[0]).toStartWith(
       "name part must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character (e.g. 'MyName',  or 'my.name',  or '123-abc'",
     );

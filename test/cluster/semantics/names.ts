@@ -22,14 +22,22 @@ function regexError(msg: string, fmt: string, ...examples: string[]): string {
   return `${msg} (e.g. ${ex}, regex used for validation is '${fmt}')`;
 }
 
+/** util/validation.MaxLenError (names). */
 export function maxLenError(length: number): string {
   return `must be no more than ${length} characters`;
+}
+
+/** api/validate/content.MaxLenError (label keys and values, since 1.35). */
+function contentMaxLenError(length: number): string {
+  return `must be no more than ${length} bytes`;
 }
 
 export function validateDns1123Label(v: string): string[] {
   const errs: string[] = [];
   if (v.length > DNS1123_LABEL_MAX) errs.push(maxLenError(DNS1123_LABEL_MAX));
-  if (!DNS1123_LABEL_RE.test(v)) {
+  // A valid subdomain that is no label: since the length was checked, it has dots.
+  if (!DNS1123_LABEL_RE.test(v) && DNS1123_SUBDOMAIN_RE.test(v)) errs.push("must not contain dots");
+  else if (!DNS1123_LABEL_RE.test(v)) {
     errs.push(
       regexError(
         "a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character",
@@ -42,9 +50,9 @@ export function validateDns1123Label(v: string): string[] {
   return errs;
 }
 
-export function validateDns1123Subdomain(v: string): string[] {
+export function validateDns1123Subdomain(v: string, maxLen: (n: number) => string = maxLenError): string[] {
   const errs: string[] = [];
-  if (v.length > DNS1123_SUBDOMAIN_MAX) errs.push(maxLenError(DNS1123_SUBDOMAIN_MAX));
+  if (v.length > DNS1123_SUBDOMAIN_MAX) errs.push(maxLen(DNS1123_SUBDOMAIN_MAX));
   if (!DNS1123_SUBDOMAIN_RE.test(v)) {
     errs.push(
       regexError(
@@ -60,7 +68,7 @@ export function validateDns1123Subdomain(v: string): string[] {
 const QUALIFIED_NAME_MSG =
   "must consist of alphanumeric characters, '-', '_' or '.', and must start and end with an alphanumeric character";
 
-/** IsQualifiedName: label and annotation keys, `[prefix/]name`. */
+/** content.IsLabelKey: label and annotation keys, `[prefix/]name`. */
 export function validateLabelKey(k: string): string[] {
   const errs: string[] = [];
   const parts = k.split("/");
@@ -71,14 +79,14 @@ export function validateLabelKey(k: string): string[] {
     const prefix = parts[0]!;
     name = parts[1]!;
     if (prefix.length === 0) errs.push("prefix part must be non-empty");
-    else for (const e of validateDns1123Subdomain(prefix)) errs.push(`prefix part ${e}`);
+    else for (const e of validateDns1123Subdomain(prefix, contentMaxLenError)) errs.push(`prefix part ${e}`);
   } else {
     return [
-      `${regexError(`a qualified name ${QUALIFIED_NAME_MSG}`, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
+      `${regexError(`a valid label key ${QUALIFIED_NAME_MSG}`, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc")} with an optional DNS subdomain prefix and '/' (e.g. 'example.com/MyName')`,
     ];
   }
   if (name.length === 0) errs.push("name part must be non-empty");
-  else if (name.length > QUALIFIED_NAME_MAX) errs.push(`name part ${maxLenError(QUALIFIED_NAME_MAX)}`);
+  else if (name.length > QUALIFIED_NAME_MAX) errs.push(`name part ${contentMaxLenError(QUALIFIED_NAME_MAX)}`);
   if (!QUALIFIED_NAME_RE.test(name)) {
     errs.push(
       regexError(`name part ${QUALIFIED_NAME_MSG}`, QUALIFIED_NAME_FMT, "MyName", "my.name", "123-abc"),
@@ -89,7 +97,7 @@ export function validateLabelKey(k: string): string[] {
 
 export function validateLabelValue(v: string): string[] {
   const errs: string[] = [];
-  if (v.length > LABEL_VALUE_MAX) errs.push(maxLenError(LABEL_VALUE_MAX));
+  if (v.length > LABEL_VALUE_MAX) errs.push(contentMaxLenError(LABEL_VALUE_MAX));
   if (!LABEL_VALUE_RE.test(v)) {
     errs.push(
       regexError(

@@ -148,7 +148,7 @@ describe("escalation", () => {
     expect(checkBindingWrite(agent, "ClusterRoleBinding", toNodeReader, withBind).allowed).toBe(true);
   });
 
-  test("binding to a missing role is refused with NotFound text", () => {
+  test("binding to a missing role is NotFound, naming the role as a binding (as kube-apiserver 1.36 does)", () => {
     const b = {
       metadata: { name: "b", namespace: "gpu" },
       roleRef: { kind: "Role", name: "nope" },
@@ -157,8 +157,8 @@ describe("escalation", () => {
     const res = checkBindingWrite(agent, "RoleBinding", b, rbac);
     expect(res).toEqual({
       allowed: false,
-      message:
-        'rolebindings.rbac.authorization.k8s.io "b" is forbidden: role.rbac.authorization.k8s.io "nope" not found',
+      message: 'rolebindings.rbac.authorization.k8s.io "nope" not found',
+      notFound: { resource: "rolebindings", name: "nope" },
     });
   });
 });

@@ -175,7 +175,14 @@ export function escalationMessage(
   return msg;
 }
 
-export type RbacWriteResult = { allowed: true } | { allowed: false; message: string };
+/**
+ * Refused: Forbidden with `message`, or, for a binding whose role does not exist, NotFound naming that
+ * role (`notFound`) — as the binding storage returns GetRoleReferenceRules' error, which the apiserver
+ * answers as `<bindings resource> "<role name>" not found`.
+ */
+export type RbacWriteResult =
+  | { allowed: true }
+  | { allowed: false; message: string; notFound?: { resource: string; name: string } };
 
 const RBAC_RESOURCE = {
   Role: "roles",
@@ -220,7 +227,14 @@ export function checkBindingWrite(
   if (hasVerbOn(user, "bind", bindAttrs, rbac)) return { allowed: true };
   const qualified = `${RBAC_RESOURCE[kind]}.${RBAC_GROUP} "${binding.metadata.name}" is forbidden`;
   const rules = roleRefRules(ref, namespace, rbac);
-  if (typeof rules === "string") return { allowed: false, message: `${qualified}: ${rules}` };
+  if (typeof rules === "string") {
+    const notFound = { resource: RBAC_RESOURCE[kind], name: ref.name };
+    return {
+      allowed: false,
+      message: `${RBAC_RESOURCE[kind]}.${RBAC_GROUP} "${ref.name}" not found`,
+      notFound,
+    };
+  }
   const res = checkEscalation(user, namespace, rules, rbac);
   if (res.allowed) return { allowed: true };
   return { allowed: false, message: `${qualified}: ${escalationMessage(user, res.missing, res.errors)}` };
