@@ -1,16 +1,16 @@
 /** Discovery documents: /version, /api, /api/v1, /apis, /apis/<group>/<version>. */
 import { apiVersionOf, RESOURCES, type ResourceType } from "./resources.ts";
 
-// Kept at 1.32 (the real control plane is 1.36.3): test/cluster/kubectl/standalone.test.ts asserts this
-// gitVersion; see README "Differential fidelity".
+// The release of the real control plane (test/control-plane), so kubectl of that release warns of no
+// skew; the suffix tells the fake apart. The emulation/minCompatibility fields of 1.36 are left out.
 export const VERSION_INFO = {
   major: "1",
-  minor: "32",
-  gitVersion: "v1.32.0-aicr-fake",
+  minor: "36",
+  gitVersion: "v1.36.3-aicr-fake",
   gitCommit: "0000000000000000000000000000000000000000",
   gitTreeState: "clean",
   buildDate: "2026-01-01T00:00:00Z",
-  goVersion: "go1.23.0",
+  goVersion: "go1.26.0",
   compiler: "gc",
   platform: "linux/amd64",
 };

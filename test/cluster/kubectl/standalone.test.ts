@@ -133,7 +133,9 @@ for (const backend of BACKENDS) {
         const res = await kubectl(kubeconfig, ["version", "-o", "json"]);
         expect(res.code).toBe(0);
         const { serverVersion } = JSON.parse(res.stdout);
-        expect(serverVersion.gitVersion).toBe(backend === "real" ? KUBERNETES_VERSION : "v1.32.0-aicr-fake");
+        expect(serverVersion.gitVersion).toBe(
+          backend === "real" ? KUBERNETES_VERSION : `${KUBERNETES_VERSION}-aicr-fake`,
+        );
       },
       LONG,
     );

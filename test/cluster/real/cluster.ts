@@ -64,6 +64,13 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
     const store = new MirrorStore(http, MIRRORED.map(resource));
     await store.start();
     stops.push(() => store.stop());
+    // The controllers' first writes (the default ServiceAccount, kube-root-ca.crt) land a moment after
+    // the apiserver is ready: a suite starts on a settled cluster, not while they still arrive.
+    await store.until(
+      () =>
+        store.find(resource("serviceaccounts"), "default", "default") !== undefined &&
+        store.find(resource("configmaps"), "default", "kube-root-ca.crt") !== undefined,
+    );
     for (const o of options.objects ?? []) await store.create(resource(o.resource), o.object);
 
     const serviceAccountToken = (ns: string, name: string): string => {

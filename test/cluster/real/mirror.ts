@@ -45,6 +45,8 @@ const key = (ns: string | undefined, name: string) => `${ns ?? ""}/${name}`;
 
 export class MirrorStore implements StoreView {
   private readonly cache = new Map<ResourceType, Map<string, KObject>>();
+  /** The newest resourceVersion each resource's cache has caught up with (events, bookmarks, lists). */
+  private readonly caughtUp = new Map<ResourceType, bigint>();
   private readonly listeners = new Set<(e: StoreEventLike) => void>();
   private readonly abort = new AbortController();
   private readonly loops: Promise<void>[] = [];
@@ -99,7 +101,14 @@ export class MirrorStore implements StoreView {
       map.delete(k);
       this.emit({ type: "DELETED", resource: r, object: o });
     }
+    this.advance(r, list.metadata.resourceVersion);
     return list.metadata.resourceVersion;
+  }
+
+  private advance(r: ResourceType, rv: string | undefined): void {
+    if (!rv) return;
+    const v = BigInt(rv);
+    if (v > (this.caughtUp.get(r) ?? 0n)) this.caughtUp.set(r, v);
   }
 
   private async watchLoop(r: ResourceType, from: string): Promise<void> {
@@ -130,7 +139,10 @@ export class MirrorStore implements StoreView {
               continue;
             }
             rv = ev.object.metadata.resourceVersion ?? rv;
-            if (ev.type === "BOOKMARK") continue;
+            if (ev.type === "BOOKMARK") {
+              this.advance(r, rv);
+              continue;
+            }
             this.apply(r, ev.type as StoreEventLike["type"], withKind(r, ev.object));
           }
         }
@@ -149,6 +161,7 @@ export class MirrorStore implements StoreView {
     const k = key(o.metadata.namespace, o.metadata.name!);
     if (type === "DELETED") map.delete(k);
     else map.set(k, o);
+    this.advance(r, o.metadata.resourceVersion);
     this.emit({ type, resource: r, object: o });
   }
 
@@ -206,14 +219,15 @@ export class MirrorStore implements StoreView {
     });
   }
 
+  /**
+   * Resolves once the cache of `r` has caught up with the write that returned `o` — the object as of
+   * then, or gone (an update that removed the last finalizer of a deleted object deletes it).
+   */
   private async seen(r: ResourceType, o: KObject): Promise<KObject> {
     if (!this.cache.has(r)) return o;
     const want = BigInt(o.metadata.resourceVersion ?? "0");
-    await this.until(() => {
-      const got = this.find(r, o.metadata.namespace, o.metadata.name!);
-      return got !== undefined && BigInt(got.metadata.resourceVersion ?? "0") >= want;
-    });
-    return this.find(r, o.metadata.namespace, o.metadata.name!)!;
+    await this.until(() => (this.caughtUp.get(r) ?? 0n) >= want);
+    return this.find(r, o.metadata.namespace, o.metadata.name!) ?? o;
   }
 
   async create(r: ResourceType, obj: KObject): Promise<KObject> {
