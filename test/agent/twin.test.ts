@@ -36,8 +36,9 @@ for (const backend of BACKENDS)
         const seq = cluster.log.entries.length;
         try {
           const result = await driveRun(first);
+          // The seven kinds and the agent's pod (the real backend's mirror may trail the run by a moment).
+          await until(cluster, () => runObjects(cluster, NS, runId).length === 8);
           const before = runObjects(cluster, NS, runId);
-          expect(before.length).toBe(8); // the seven kinds and the agent's pod
 
           const err = await twin.deploy().then(
             () => undefined,
@@ -81,6 +82,8 @@ for (const backend of BACKENDS)
         const [winner, loser] = settled[0]!.status === "fulfilled" ? [one, two] : [two, one];
         const failure = settled.find((s): s is PromiseRejectedResult => s.status === "rejected")!.reason;
         expect(failure).toMatchObject({ code: "INTERNAL" });
+        // The winner's Job is answered; on the real backend the store's mirror sees it a moment later.
+        await until(cluster, () => runObjects(cluster, NS, runId).some((o) => o.startsWith("Job/")));
         const before = runObjects(cluster, NS, runId);
         expect(await loser.cleanup()).toEqual([]);
         const loserUser = loser === two ? "twin" : "admin";
