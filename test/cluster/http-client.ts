@@ -129,31 +129,7 @@ export function wireClient(
         signal: abort.signal,
         ...tls,
       });
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      return {
-        status: res.status,
-        headers: res.headers,
-        async next() {
-          for (;;) {
-            const i = buffer.indexOf("\n");
-            if (i >= 0) {
-              const line = buffer.slice(0, i);
-              buffer = buffer.slice(i + 1);
-              return line;
-            }
-            const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-            if (done) {
-              const rest = buffer;
-              buffer = "";
-              return rest === "" ? undefined : rest;
-            }
-            buffer += decoder.decode(value, { stream: true });
-          }
-        },
-        close: () => abort.abort(),
-      };
+      return { headers: res.headers, ...lineStream(res, abort) };
     },
   };
 }
@@ -181,4 +157,35 @@ export async function currentResourceVersion(client: WireClient, listPath: strin
   const res = await client.get(`${listPath}${listPath.includes("?") ? "&" : "?"}limit=1`);
   if (res.status !== 200) throw new Error(`list ${listPath}: ${res.status} ${res.text}`);
   return res.body.metadata.resourceVersion;
+}
+
+/** A streaming answer read line by line (watch events, followed logs); `close` aborts the request. */
+export function lineStream(
+  res: Response,
+  abort: AbortController,
+): { status: number; next(): Promise<string | undefined>; close(): void } {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let buffer = "";
+  return {
+    status: res.status,
+    async next() {
+      for (;;) {
+        const i = buffer.indexOf("\n");
+        if (i >= 0) {
+          const line = buffer.slice(0, i);
+          buffer = buffer.slice(i + 1);
+          return line;
+        }
+        const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
+        if (done) {
+          const rest = buffer;
+          buffer = "";
+          return rest === "" ? undefined : rest;
+        }
+        buffer += decoder.decode(value, { stream: true });
+      }
+    },
+    close: () => abort.abort(),
+  };
 }

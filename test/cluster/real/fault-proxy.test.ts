@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { KubeClient } from "../../../src/kube/client.ts";
 import { clientCert, pki } from "../certs.ts";
 import { Faults } from "../faults.ts";
+import { lineStream } from "../http-client.ts";
 import { writeKubeconfig } from "../kubeconfig.ts";
 import { RequestLog } from "../request-log.ts";
 import { type ControlPlane, startControlPlane } from "./control-plane.ts";
@@ -75,30 +76,7 @@ function wire(base: string, creds: Creds = {}) {
         signal: abort.signal,
         timeout: false,
       });
-      const reader = res.body!.getReader();
-      const decoder = new TextDecoder();
-      let buffer = "";
-      return {
-        status: res.status,
-        async next() {
-          for (;;) {
-            const i = buffer.indexOf("\n");
-            if (i >= 0) {
-              const line = buffer.slice(0, i);
-              buffer = buffer.slice(i + 1);
-              return line;
-            }
-            const { done, value } = await reader.read().catch(() => ({ done: true, value: undefined }));
-            if (done) {
-              const rest = buffer;
-              buffer = "";
-              return rest === "" ? undefined : rest;
-            }
-            buffer += decoder.decode(value, { stream: true });
-          }
-        },
-        close: () => abort.abort(),
-      };
+      return lineStream(res, abort);
     },
   };
 }
