@@ -16,7 +16,7 @@ const LAYERS: string[][] = [
   ["main.ts", "index.ts"],
   ["cli.ts"],
   ["commands"],
-  ["controller", "agent", "validate", "legacy"],
+  ["controller", "agent", "validate", "legacy", "image"],
   ["rbac", "collect", "snapshot", "run"],
   ["transport"],
   ["kube"],
@@ -25,6 +25,7 @@ const LAYERS: string[][] = [
 const PURE = [
   /^rbac\/(rules|render)\.ts$/,
   /^core\/(names|labels|errors)\.ts$/,
+  /^image\/(tar|oci|archive|elf|layout)\.ts$/,
   /^run\/run-id\.ts$/,
   /^snapshot\/(build|schema|cm-uri|configmap)\.ts$/,
 ];
