@@ -8,7 +8,13 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
 const root = join(import.meta.dir, "..");
-const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as { version: string };
+const pkg = JSON.parse(await readFile(join(root, "package.json"), "utf8")) as {
+  version: string;
+  config: { imageRepository: string };
+};
+// The image the binary deploys by default: a build-time setting (AICR_IMAGE_REPOSITORY overrides).
+const imageRepository = process.env.AICR_IMAGE_REPOSITORY || pkg.config.imageRepository;
+const revision = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: root }).stdout.toString().trim();
 const TARGETS = ["linux-x64", "linux-arm64", "darwin-arm64", "linux-x64-musl"] as const;
 
 // --format=esm is required with --bytecode: without it bun prints an error, exits 0, and the binary crashes at start.
@@ -21,6 +27,8 @@ const FLAGS = [
   "--no-compile-autoload-dotenv",
   "--no-compile-autoload-bunfig",
   `--define=AICR_VERSION=${JSON.stringify(pkg.version)}`,
+  `--define=AICR_IMAGE_REPOSITORY=${JSON.stringify(imageRepository)}`,
+  `--define=AICR_REVISION=${JSON.stringify(revision || "unknown")}`,
   join(root, "src/main.ts"),
 ];
 

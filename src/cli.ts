@@ -5,9 +5,20 @@ import { AicrError } from "./core/errors.ts";
 import { VERSION } from "./core/version.ts";
 
 type Loader = () => Promise<CommandDef<ArgsDef>>;
+const lazy =
+  (load: () => Promise<{ default: unknown }>): Loader =>
+  () =>
+    load().then((m) => m.default as CommandDef<ArgsDef>);
+
+interface CommandEntry {
+  description: string;
+  load: Loader;
+}
+/** A verb, or a group of verbs (`aicr image push`): one level of nesting, each verb its own file. */
+type Entry = CommandEntry | { description: string; subcommands: Record<string, CommandEntry> };
 
 /** The command map: the plugin seam. A command is listed here only once it works; each loads lazily. */
-export const COMMANDS: Record<string, { description: string; load: Loader }> = {
+export const COMMANDS: Record<string, Entry> = {
   snapshot: {
     description: "Capture a GPU node's configuration through a run-isolated agent Job (--local: this host)",
     load: () => import("./commands/snapshot.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
@@ -26,6 +37,20 @@ export const COMMANDS: Record<string, { description: string; load: Loader }> = {
     load: () =>
       import("./commands/cleanup-legacy.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
   },
+  image: {
+    description:
+      "The agent image: list the images a run uses, push the image archive, save it from this binary",
+    subcommands: {
+      list: {
+        description: "List the images a run uses (agent, validators)",
+        load: lazy(() => import("./commands/image-list.ts")),
+      },
+    },
+  },
+  version: {
+    description: "Print the version, the git revision and the agent image this build deploys",
+    load: lazy(() => import("./commands/version.ts")),
+  },
 };
 
 const root: CommandDef<ArgsDef> = {
@@ -39,6 +64,20 @@ const root: CommandDef<ArgsDef> = {
     Object.entries(COMMANDS).map(([name, c]) => [name, { meta: { name, description: c.description } }]),
   ),
 };
+
+/** A group's own command, for its usage page: the subcommands with their descriptions. */
+function groupCommand(
+  name: string,
+  description: string,
+  subcommands: Record<string, CommandEntry>,
+): CommandDef<ArgsDef> {
+  return {
+    meta: { name, description },
+    subCommands: Object.fromEntries(
+      Object.entries(subcommands).map(([n, c]) => [n, { meta: { name: n, description: c.description } }]),
+    ),
+  };
+}
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 
@@ -119,25 +158,50 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
     });
   }
   const name = argv[at] ?? "";
-  const entry = COMMANDS[name];
-  if (!entry) {
+  const group = COMMANDS[name];
+  if (!group) {
     throw new AicrError("INVALID_REQUEST", `unknown command ${JSON.stringify(name)}`, {
       remedy: `use one of: ${Object.keys(COMMANDS).join(", ")} (see "aicr --help")`,
       context: { command: name },
     });
   }
+  let rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
+  let entry: CommandEntry;
+  let parent = root;
+  let path = name;
+  if ("subcommands" in group) {
+    parent = groupCommand(name, group.description, group.subcommands);
+    const sub = commandIndex(rest);
+    const subName = sub < 0 ? undefined : rest[sub];
+    if (subName === undefined) {
+      if (wantsHelp || rest.length === 0) return io.stdout(await usage(parent, root));
+      throw new AicrError("INVALID_REQUEST", `"aicr ${name}" needs a subcommand`, {
+        remedy: `use one of: ${Object.keys(group.subcommands).join(", ")} (see "aicr ${name} --help")`,
+      });
+    }
+    const found = group.subcommands[subName];
+    if (!found) {
+      throw new AicrError("INVALID_REQUEST", `unknown command "${name} ${subName}"`, {
+        remedy: `use one of: ${Object.keys(group.subcommands).join(", ")} (see "aicr ${name} --help")`,
+        context: { command: `${name} ${subName}` },
+      });
+    }
+    entry = found;
+    path = `${name} ${subName}`;
+    rest = [...rest.slice(0, sub), ...rest.slice(sub + 1)];
+  } else entry = group;
   const cmd = await entry.load();
-  const rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
-  if (wantsHelp) return io.stdout(await usage(cmd, root));
+  const shown = parent === root ? root : { ...parent, meta: { ...parent.meta, name: `aicr ${name}` } };
+  if (wantsHelp) return io.stdout(await usage(cmd, shown));
   const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
-  rejectUnknownFlags(name, rest, args);
+  rejectUnknownFlags(path, rest, args);
   try {
     await runCommand(cmd, { rawArgs: rest, data: { signal: io.signal } satisfies CliData });
   } catch (err) {
     // citty's own argument errors (missing positional, bad enum) are the operator's input errors.
     if (err instanceof Error && err.name === "CLIError") {
       throw new AicrError("INVALID_REQUEST", `${err.message.replace(ANSI, "")}`, {
-        remedy: `run "aicr ${name} --help" for usage`,
+        remedy: `run "aicr ${path} --help" for usage`,
       });
     }
     throw err;

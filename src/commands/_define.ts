@@ -15,7 +15,14 @@ type WithGlobals<A extends ArgsDef> = A & typeof globalArgs;
  */
 export function defineAicrCommand<A extends ArgsDef>(def: {
   name: string;
+  /** The group a subcommand belongs to (`image` for `aicr image push`). */
+  group?: string;
   description: string;
+  /**
+   * false for commands that neither touch a cluster nor name objects (version, image): no run-ID
+   * line on stderr (the run ID still exists, at debug level).
+   */
+  announceRun?: boolean;
   args: A;
   /** The transport, fixed or chosen from the flags and environment (e.g. agent mode). */
   transport: TransportName | ((args: ParsedArgs<WithGlobals<A>>, env: NodeJS.ProcessEnv) => TransportName);
@@ -29,7 +36,8 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
     async run({ args: parsed, data, rawArgs }) {
       const { signal } = data as CliData;
       const ctx = createRunContext({
-        command: def.name,
+        command: def.group ? `${def.group} ${def.name}` : def.name,
+        announce: def.announceRun ?? true,
         transport: typeof def.transport === "function" ? def.transport(parsed, process.env) : def.transport,
         signal,
         flags: {

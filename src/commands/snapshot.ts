@@ -42,7 +42,7 @@ export default defineAicrCommand({
     },
     image: {
       type: "string",
-      description: "Agent image (default $AICR_IMAGE, then ghcr.io/nvidia/aicr:v<version>)",
+      description: "Agent image (default $AICR_IMAGE, then the image this build deploys: see 'aicr version')",
       valueHint: "ref",
     },
     "image-pull-secret": {

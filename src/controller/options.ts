@@ -2,7 +2,7 @@ import type { Toleration } from "../agent/job-spec.ts";
 import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
 import { quantityValue } from "../core/quantity.ts";
-import { VERSION } from "../core/version.ts";
+import { DEFAULT_IMAGE } from "../core/version.ts";
 import { type Destination, parseDestination } from "../snapshot/deliver.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat } from "../snapshot/serialize.ts";
 import {
@@ -15,7 +15,6 @@ import {
   parseToleration,
 } from "./parse.ts";
 
-export const DEFAULT_IMAGE = `ghcr.io/nvidia/aicr:v${VERSION}`;
 export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 export const OS_FAMILIES = ["ubuntu", "rhel", "cos", "amazonlinux", "ol", "talos"];
 

@@ -31,6 +31,8 @@ export interface RunContextOptions {
     context?: string | undefined;
   };
   env?: Record<string, string | undefined>;
+  /** Log the run ID at info level (default), or only at debug level. */
+  announce?: boolean;
   /** Tests capture logs here; production writes to stderr. */
   writeLog?: (line: string) => void;
 }
@@ -46,7 +48,8 @@ export function createRunContext(options: RunContextOptions): RunContext {
     ...(options.writeLog ? { write: options.writeLog } : {}),
   });
   const invocationId = generateInvocationId();
-  log.info(`aicr ${options.command}: runID=${runId}`);
+  if (options.announce ?? true) log.info(`aicr ${options.command}: runID=${runId}`);
+  else log.debug(`aicr ${options.command}: runID=${runId}`);
   log.debug("run context", { invocationId, version: VERSION, transport: options.transport });
   return {
     runId,

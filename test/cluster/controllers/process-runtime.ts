@@ -6,6 +6,8 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { type Bind, chrootArgv, containerUser, imageArgv, volumeBinds } from "../images/chroot.ts";
+import type { ImagePuller, PulledImage } from "../images/pull.ts";
 import { expandVars } from "./env.ts";
 import type { ContainerRuntime, RunContext, RunFunction, RunResult } from "./runtime.ts";
 
@@ -25,6 +27,11 @@ export interface ProcessRuntimeOptions {
   killGraceMs?: number;
   /** Runs containers whose image has no executable (default: exit 0 at once). */
   fallback?: RunFunction;
+  /**
+   * Pulls images that `images` does not map (e.g. from a test registry: test/cluster/images); those
+   * containers run chrooted into the image's own files. Returns undefined for images it does not serve.
+   */
+  pull?: ImagePuller;
 }
 
 const SIGNALS: Record<string, number> = { SIGHUP: 1, SIGINT: 2, SIGKILL: 9, SIGTERM: 15 };
@@ -102,11 +109,23 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
 
   const run = async (ctx: RunContext): Promise<RunResult> => {
     const exe = lookup(ctx.container.image);
-    if (!exe) return fallback(ctx);
+    let image: PulledImage | undefined;
+    if (!exe) {
+      const pulling = opts.pull?.(ctx.container.image);
+      if (!pulling) return fallback(ctx);
+      try {
+        image = await pulling;
+      } catch (e) {
+        ctx.stderr(`failed to pull image "${ctx.container.image}": ${(e as Error).message}\n`);
+        return { exitCode: 1 };
+      }
+    }
     const pod = ctx.pod;
+    const fromImage = image ? Object.fromEntries(image.env.map((e) => e.split(/=(.*)/s).slice(0, 2))) : {};
     const env: Record<string, string> = {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
       ...opts.baseEnv,
+      ...fromImage,
       HOSTNAME: pod.metadata.name!,
       ...ctx.env,
     };
@@ -122,12 +141,35 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
       await writeFile(join(podDir, "kubeconfig"), content, { mode: 0o600 });
       env.KUBECONFIG = join(podDir, "kubeconfig");
     }
+    let rootCopy: string | undefined;
     try {
-      const argv = processArgv(exe, ctx.container, env);
-      const sa = ctx.serviceAccountDir;
-      const proc = Bun.spawn(sa ? withServiceAccountMount(sa, argv) : argv, {
+      let spawnArgv: string[];
+      if (image) {
+        rootCopy = join(await dir(), `${pod.metadata.uid}-${ctx.container.name}-root`);
+        await rm(rootCopy, { recursive: true, force: true });
+        const copied = Bun.spawnSync(["cp", "-al", image.rootfs, rootCopy]);
+        if (!copied.success) throw new Error(`cp -al ${image.rootfs}: ${copied.stderr.toString()}`);
+        const binds: Bind[] = await volumeBinds(pod, ctx.container, rootCopy);
+        if (ctx.serviceAccountDir)
+          binds.push({ source: ctx.serviceAccountDir, target: SERVICE_ACCOUNT_MOUNT, readOnly: true });
+        // What this test host stands in for on a node: the kubeconfig and a fixture host root.
+        for (const path of [podDir, opts.baseEnv?.AICR_HOST_ROOT])
+          if (path) binds.push({ source: path, target: path });
+        const user = containerUser(pod, ctx.container, image);
+        spawnArgv = chrootArgv({
+          root: rootCopy,
+          binds,
+          argv: imageArgv(image, ctx.container, env),
+          ...(user ? { user } : {}),
+        });
+      } else {
+        const argv = processArgv(exe!, ctx.container, env);
+        const sa = ctx.serviceAccountDir;
+        spawnArgv = sa ? withServiceAccountMount(sa, argv) : argv;
+      }
+      const proc = Bun.spawn(spawnArgv, {
         env,
-        cwd: ctx.container.workingDir ?? podDir ?? process.cwd(),
+        cwd: image ? "/" : (ctx.container.workingDir ?? podDir ?? process.cwd()),
         stdin: "ignore",
         stdout: "pipe",
         stderr: "pipe",
@@ -151,6 +193,7 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
       return { exitCode: signal !== undefined ? 128 + signal : (proc.exitCode ?? 0) };
     } finally {
       if (podDir) await rm(podDir, { recursive: true, force: true });
+      if (rootCopy) await rm(rootCopy, { recursive: true, force: true });
     }
   };
   return { run };

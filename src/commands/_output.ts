@@ -1,0 +1,33 @@
+import { stringify } from "yaml";
+import { AicrError } from "../core/errors.ts";
+
+export type OutputFormat = "text" | "json" | "yaml";
+
+/** `-o text|json|yaml` declared once for the commands that print a report. */
+export const outputArg = {
+  type: "string",
+  alias: "o",
+  description: "Output format: text (default), json or yaml",
+  valueHint: "text|json|yaml",
+} as const;
+
+export function outputFormat(value: string | undefined): OutputFormat {
+  const v = value ?? "text";
+  if (v === "text" || v === "json" || v === "yaml") return v;
+  throw new AicrError(
+    "INVALID_REQUEST",
+    `invalid --output ${JSON.stringify(v)}: expected text, json or yaml`,
+    {
+      remedy: "pass -o json or -o yaml for machine-readable output, or omit -o",
+      context: { field: "--output", value: v },
+    },
+  );
+}
+
+/** The data as JSON or YAML, or `text()` for people. Always ends with a newline. */
+export function render(format: OutputFormat, data: unknown, text: () => string): string {
+  if (format === "json") return `${JSON.stringify(data, null, 2)}\n`;
+  if (format === "yaml") return stringify(data);
+  const t = text();
+  return t.endsWith("\n") ? t : `${t}\n`;
+}

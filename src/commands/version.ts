@@ -1,0 +1,34 @@
+import { DEFAULT_IMAGE, IMAGE_REPOSITORY, REVISION, VERSION } from "../core/version.ts";
+import { defineAicrCommand } from "./_define.ts";
+import { outputArg, outputFormat, render } from "./_output.ts";
+
+const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64" };
+
+/** aicr version: what this binary is and which image it deploys by default. */
+export default defineAicrCommand({
+  name: "version",
+  announceRun: false,
+  description: "Print the version, the git revision and the agent image this build deploys by default",
+  transport: "offline",
+  args: { output: outputArg },
+  async run(_ctx, args) {
+    const format = outputFormat(args.output);
+    const info = {
+      version: VERSION,
+      revision: REVISION,
+      image: DEFAULT_IMAGE,
+      imageRepository: IMAGE_REPOSITORY,
+      platform: `${process.platform}/${ARCH[process.arch] ?? process.arch}`,
+      runtime: `bun ${Bun.version}`,
+    };
+    const text = () =>
+      [
+        `aicr ${info.version}`,
+        `  revision:  ${info.revision}`,
+        `  image:     ${info.image}`,
+        `  platform:  ${info.platform}`,
+        `  runtime:   ${info.runtime}`,
+      ].join("\n");
+    process.stdout.write(render(format, info, text));
+  },
+});

@@ -1,0 +1,107 @@
+/**
+ * How the test kubelets run a container from a pulled image: a per-container copy of the image's root
+ * filesystem (hard links, so nothing of the shared unpack is touched), in a private mount namespace
+ * with /proc mounted (as every container runtime does; the Bun runtime aborts without it), the
+ * pod's volumes bind-mounted, then `chroot` to it as the container's user. Needs root.
+ *
+ * Simplifications (fidelity): no pid, network, IPC or user namespace (the agent's pod asks for
+ * hostPID, hostNetwork and hostIPC anyway), no cgroup; a hostPath that does not exist on this host
+ * is an empty directory rather than a failed mount.
+ */
+import { existsSync, statSync } from "node:fs";
+import { mkdir } from "node:fs/promises";
+import { join } from "node:path";
+import type { KObject } from "../store.ts";
+import type { PulledImage } from "./pull.ts";
+
+export interface Bind {
+  source: string;
+  /** Path inside the container. */
+  target: string;
+  readOnly?: boolean;
+}
+
+const q = (s: string): string => `'${s.replaceAll("'", `'\\''`)}'`;
+
+/** The argv of `command`/`args` (or the image's entrypoint/cmd), with command[0] found on the image's PATH. */
+export function imageArgv(
+  image: PulledImage,
+  container: KObject["spec"],
+  env: Record<string, string>,
+): string[] {
+  const command: string[] = container.command ?? image.entrypoint;
+  const args: string[] = container.args ?? (container.command ? [] : image.cmd);
+  const argv = [...command, ...args];
+  const first = argv[0];
+  if (!first) throw new Error(`image ${image.reference} has no entrypoint and the container no command`);
+  if (!first.includes("/")) {
+    const dirs = (env.PATH ?? "/usr/local/bin:/usr/bin:/bin").split(":");
+    const hit = dirs.map((d) => join(d, first)).find((p) => existsSync(join(image.rootfs, p)));
+    if (!hit)
+      throw new Error(`executable file ${JSON.stringify(first)} not found in $PATH of ${image.reference}`);
+    argv[0] = hit;
+  }
+  return argv;
+}
+
+/** The pod's hostPath and emptyDir volumes as binds (emptyDirs are made under `podDir`). */
+export async function volumeBinds(pod: KObject, container: KObject["spec"], podDir: string): Promise<Bind[]> {
+  const volumes = new Map<string, KObject>((pod.spec?.volumes ?? []).map((v: KObject) => [v.name, v]));
+  const binds: Bind[] = [];
+  for (const m of container.volumeMounts ?? []) {
+    const v = volumes.get(m.name);
+    if (v?.hostPath && existsSync(v.hostPath.path)) {
+      binds.push({ source: v.hostPath.path, target: m.mountPath, readOnly: Boolean(m.readOnly) });
+    } else if (v?.hostPath || v?.emptyDir) {
+      const dir = join(podDir, "volumes", m.name);
+      await mkdir(dir, { recursive: true, mode: 0o1777 });
+      binds.push({ source: dir, target: m.mountPath, readOnly: Boolean(m.readOnly) });
+    }
+  }
+  return binds;
+}
+
+/** argv that runs `argv` chrooted into `root` (the container's own copy), with /proc and the binds. */
+export function chrootArgv(o: { root: string; binds: Bind[]; user?: string; argv: string[] }): string[] {
+  const lines = [
+    "set -e",
+    `mkdir -p ${q(join(o.root, "proc"))}`,
+    `mount -t proc proc ${q(join(o.root, "proc"))}`,
+  ];
+  for (const b of o.binds) {
+    const target = join(o.root, b.target);
+    const isFile = existsSync(b.source) && statSync(b.source).isFile();
+    lines.push(
+      isFile ? `mkdir -p "$(dirname ${q(target)})" && touch ${q(target)}` : `mkdir -p ${q(target)}`,
+      `mount --bind ${q(b.source)} ${q(target)}`,
+    );
+    if (b.readOnly) lines.push(`mount -o remount,ro,bind ${q(target)}`);
+  }
+  const userspec = o.user ? ` --userspec=${q(o.user)}` : "";
+  lines.push(`exec chroot${userspec} ${q(o.root)} "$@"`);
+  return [
+    Bun.which("unshare") ?? "unshare",
+    "--mount",
+    "--propagation",
+    "private",
+    "/bin/sh",
+    "-c",
+    lines.join("\n"),
+    "container",
+    ...o.argv,
+  ];
+}
+
+/** The container's user: runAsUser/runAsGroup from its securityContext, then the pod's, then the image's. */
+export function containerUser(
+  pod: KObject,
+  container: KObject["spec"],
+  image: PulledImage,
+): string | undefined {
+  const c = container.securityContext ?? {};
+  const p = pod.spec?.securityContext ?? {};
+  const uid = c.runAsUser ?? p.runAsUser;
+  const gid = c.runAsGroup ?? p.runAsGroup;
+  if (uid !== undefined) return `${uid}:${gid ?? uid}`;
+  return image.user;
+}
