@@ -25,7 +25,7 @@ const LAYERS: string[][] = [
 const PURE = [
   /^rbac\/(rules|render)\.ts$/,
   /^core\/(names|labels|errors)\.ts$/,
-  /^image\/(tar|oci|archive|elf|layout)\.ts$/,
+  /^image\/(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
   /^run\/run-id\.ts$/,
   /^snapshot\/(build|schema|cm-uri|configmap)\.ts$/,
 ];

@@ -45,6 +45,14 @@ export const COMMANDS: Record<string, Entry> = {
         description: "List the images a run uses (agent, validators)",
         load: lazy(() => import("./commands/image-list.ts")),
       },
+      push: {
+        description: "Push the image archive to a registry over the OCI distribution API (no Docker)",
+        load: lazy(() => import("./commands/image-push.ts")),
+      },
+      save: {
+        description: "Write this binary's own image (its platform) as an OCI archive",
+        load: lazy(() => import("./commands/image-save.ts")),
+      },
     },
   },
   version: {

@@ -1,8 +1,8 @@
 import { existsSync } from "node:fs";
-import { homedir } from "node:os";
 import { join } from "node:path";
 import { KubeConfig } from "@kubernetes/client-node";
 import { AicrError } from "../core/errors.ts";
+import { homeDir } from "../core/home.ts";
 
 export interface KubeConfigSource {
   /** --kubeconfig; wins over KUBECONFIG. */
@@ -32,9 +32,17 @@ function fromEnvList(value: string): string | undefined {
 export function resolveKubeConfigPath(source: KubeConfigSource): string | undefined {
   if (source.kubeconfig) return source.kubeconfig;
   if (source.env.KUBECONFIG) return fromEnvList(source.env.KUBECONFIG);
-  const home = source.env.HOME || homedir();
-  const fallback = join(home, ".kube", "config");
-  return existsSync(fallback) || !source.allowInCluster ? fallback : undefined;
+  const home = homeDir(source.env);
+  const fallback = home === undefined ? undefined : join(home, ".kube", "config");
+  if (fallback !== undefined && (existsSync(fallback) || !source.allowInCluster)) return fallback;
+  if (source.allowInCluster) return undefined;
+  throw new AicrError(
+    "INVALID_REQUEST",
+    "no kubeconfig: $HOME is not set and this user has no home directory",
+    {
+      remedy: "pass --kubeconfig <path> or set KUBECONFIG",
+    },
+  );
 }
 
 export function loadKubeConfig(source: KubeConfigSource): LoadedKubeConfig {

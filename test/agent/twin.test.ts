@@ -86,8 +86,7 @@ for (const backend of BACKENDS)
         // a moment later, each resource on its own watch. The agent's pod and the ConfigMap it
         // writes are left out of the comparison: they appear whenever the agent gets there, and the
         // loser reports that ConfigMap as left behind (no Job of its own vouches for it).
-        const owned = () =>
-          runObjects(cluster, NS, runId).filter((o) => !/^(Pod|ConfigMap)\//.test(o));
+        const owned = () => runObjects(cluster, NS, runId).filter((o) => !/^(Pod|ConfigMap)\//.test(o));
         await until(cluster, () => owned().length === 6);
         const before = owned();
         const receipt = await loser.cleanup();

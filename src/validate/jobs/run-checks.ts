@@ -3,9 +3,9 @@ import { createAllBindingsLast, createOwned, settleAll } from "../../agent/creat
 import { CreatedSet } from "../../agent/created-set.ts";
 import { ensureNamespace } from "../../agent/namespace.ts";
 import type { OwnerRef } from "../../agent/rbac-objects.ts";
-import { DEFAULT_IMAGE } from "../../core/version.ts";
 import type { Logger } from "../../core/log.ts";
 import { onForcedExit } from "../../core/shutdown.ts";
+import { DEFAULT_IMAGE } from "../../core/version.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { generateInvocationId } from "../../run/run-id.ts";
 import type { Inputs } from "../flow.ts";

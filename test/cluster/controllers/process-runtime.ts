@@ -127,6 +127,8 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
       ...opts.baseEnv,
       ...fromImage,
       HOSTNAME: pod.metadata.name!,
+      // runc sets HOME from the image's /etc/passwd, "/" for a user it lacks (aicr's image has none).
+      ...(image ? { HOME: "/" } : {}),
       ...ctx.env,
     };
     let podDir: string | undefined;

@@ -78,7 +78,9 @@ export function chrootArgv(o: { root: string; binds: Bind[]; user?: string; argv
     if (b.readOnly) lines.push(`mount -o remount,ro,bind ${q(target)}`);
   }
   const userspec = o.user ? ` --userspec=${q(o.user)}` : "";
-  lines.push(`exec chroot${userspec} ${q(o.root)} "$@"`);
+  // The script runs with the container's PATH; chroot lives in the host's /usr/sbin.
+  const chroot = Bun.which("chroot", { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }) ?? "/usr/sbin/chroot";
+  lines.push(`exec ${q(chroot)}${userspec} ${q(o.root)} "$@"`);
   return [
     Bun.which("unshare") ?? "unshare",
     "--mount",

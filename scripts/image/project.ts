@@ -1,0 +1,138 @@
+/**
+ * What the build and `npm run image` both need to know about this checkout (version, revision,
+ * image name, labels) and the files a linux binary carries: its runtime layer and image info.
+ * One source for both, so the image the binary can save is the image `npm run image` writes.
+ */
+import { existsSync } from "node:fs";
+import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { basename, join } from "node:path";
+import { imageTag } from "../../src/core/version.ts";
+import {
+  type Arch,
+  encodeInfo,
+  type ImageInfo,
+  infoAssetName,
+  runtimeAssetName,
+} from "../../src/image/aicr-image.ts";
+import { type RuntimeLayer, runtimeLayer } from "./runtime.ts";
+
+export const ROOT = join(import.meta.dir, "../..");
+export const DIST = join(ROOT, "dist");
+const DEFAULT_REPOSITORY = "ghcr.io/aicr-project/aicr";
+const DEFAULT_SOURCE = "https://github.com/aicr-project/aicr";
+
+export interface Project {
+  version: string;
+  revision: string;
+  /** AICR_IMAGE_REPOSITORY, else package.json config.imageRepository. */
+  repository: string;
+  tag: string;
+  /** title, description, source, licenses. */
+  labels: Record<string, string>;
+}
+
+export async function project(): Promise<Project> {
+  const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
+    version: string;
+    description?: string;
+    license?: string;
+    repository?: { url?: string };
+    config?: { imageRepository?: string };
+  };
+  const git = Bun.spawnSync(["git", "rev-parse", "HEAD"], { cwd: ROOT, stderr: "ignore" });
+  const revision = (git.exitCode === 0 && git.stdout.toString().trim()) || "unknown";
+  return {
+    version: pkg.version,
+    revision,
+    repository: process.env.AICR_IMAGE_REPOSITORY || pkg.config?.imageRepository || DEFAULT_REPOSITORY,
+    tag: imageTag(pkg.version), // the tag the binary's default image names
+    labels: {
+      "org.opencontainers.image.title": "aicr",
+      "org.opencontainers.image.description": pkg.description ?? "",
+      "org.opencontainers.image.source": pkg.repository?.url ?? DEFAULT_SOURCE,
+      "org.opencontainers.image.licenses": pkg.license ?? "NOASSERTION",
+    },
+  };
+}
+
+export function imageInfo(p: Project, runtime: RuntimeLayer): ImageInfo {
+  const { deb } = runtime;
+  return {
+    arch: runtime.arch,
+    version: p.version,
+    revision: p.revision,
+    repository: p.repository,
+    tag: p.tag,
+    labels: {
+      ...p.labels,
+      "run.aicr.runtime.libc6": deb.version,
+      "run.aicr.runtime.libc6.deb": basename(deb.filename),
+      "run.aicr.runtime.libc6.sha256": deb.sha256,
+    },
+    runtimeHistory: `libc6 ${deb.version} from Debian ${deb.suite} (${deb.architecture}): ${runtime.paths.join(" ")}`,
+    runtimeDigest: runtime.layer.digest,
+  };
+}
+
+export interface Carried {
+  arch: Arch;
+  runtime: RuntimeLayer;
+  info: ImageInfo;
+  infoBytes: Uint8Array;
+  /** The two files to embed (dist/.carried/<arch>/), named as Bun.embeddedFiles will name them. */
+  files: string[];
+}
+
+async function writeIfChanged(path: string, data: Uint8Array): Promise<void> {
+  if (existsSync(path) && Buffer.from(await readFile(path)).equals(data)) return;
+  await writeFile(`${path}.${process.pid}.tmp`, data);
+  await rename(`${path}.${process.pid}.tmp`, path);
+}
+
+/** The runtime layer and image info for one architecture, written where the build embeds them from. */
+export async function carried(p: Project, arch: Arch): Promise<Carried> {
+  const runtime = await runtimeLayer(arch);
+  const info = imageInfo(p, runtime);
+  const infoBytes = encodeInfo(info);
+  const dir = join(DIST, ".carried", arch);
+  await mkdir(dir, { recursive: true });
+  const files = [join(dir, runtimeAssetName(arch)), join(dir, infoAssetName(arch))];
+  await writeIfChanged(files[0]!, runtime.layer.blob);
+  await writeIfChanged(files[1]!, infoBytes);
+  return { arch, runtime, info, infoBytes, files };
+}
+
+/** Whether a binary embeds exactly these carried files (a stale build embeds other bytes). */
+export function carries(binary: Uint8Array, c: Carried): boolean {
+  const hay = Buffer.from(binary.buffer, binary.byteOffset, binary.byteLength);
+  return hay.indexOf(c.infoBytes) >= 0 && hay.indexOf(c.runtime.layer.blob) >= 0;
+}
+
+/** Sets these files' lines in dist/SHA256SUMS (in place, or appended), keeping the others. */
+export async function updateSums(entries: { name: string; sha256: string }[]): Promise<void> {
+  const file = join(DIST, "SHA256SUMS");
+  const lines = existsSync(file) ? (await readFile(file, "utf8")).split("\n").filter(Boolean) : [];
+  for (const { name, sha256 } of entries) {
+    const line = `${sha256}  ${name}`;
+    const at = lines.findIndex((l) => l.split(/\s+/)[1] === name);
+    if (at >= 0) lines[at] = line;
+    else lines.push(line);
+  }
+  await writeFile(file, `${lines.join("\n")}\n`);
+}
+
+/** The newest modification time of what a binary (and so the image) is built from. */
+export async function sourcesMtime(): Promise<number> {
+  const files = ["package.json", "bun.lock", "scripts/build.ts", "scripts/image.ts"];
+  for (const dir of ["src", "scripts/image"])
+    for (const f of await readdir(join(ROOT, dir), { recursive: true })) files.push(join(dir, f));
+  const times = await Promise.all(
+    files.map((f) =>
+      stat(join(ROOT, f)).then(
+        (s) => s.mtimeMs,
+        () => 0,
+      ),
+    ),
+  );
+  return Math.max(...times);
+}

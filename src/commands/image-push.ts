@@ -1,0 +1,68 @@
+import { resolveCredentials } from "../image/registry/credentials.ts";
+import { resolvePushInputs } from "../image/registry/options.ts";
+import { formatSize, pushArchive } from "../image/registry/push.ts";
+import { defineAicrCommand } from "./_define.ts";
+
+/** aicr image push: check every input → credentials → push over the OCI distribution API → print the digest. */
+export default defineAicrCommand({
+  name: "push",
+  group: "image",
+  announceRun: false,
+  description: "Push an OCI image archive to a registry (no Docker needed; resumes and skips what is there)",
+  transport: "offline",
+  args: {
+    archive: { type: "positional", description: "The OCI archive (.tar) to push" },
+    destination: {
+      type: "positional",
+      description: "<registry>/<repository>[:<tag>] (tag default: the archive's ref.name)",
+    },
+    username: {
+      type: "string",
+      description: "Registry user (default: from docker login)",
+      valueHint: "user",
+    },
+    "password-stdin": { type: "boolean", description: "Read the password for --username from stdin" },
+    "ca-file": {
+      type: "string",
+      description: "Also trust this CA (PEM) for the registry's TLS certificate",
+      valueHint: "path",
+    },
+    "plain-http": {
+      type: "boolean",
+      description: "Speak plain HTTP (credentials only to a registry on this machine)",
+    },
+    "mount-from": {
+      type: "string",
+      description: "Mount blobs from this repository on the same registry instead of uploading them",
+      valueHint: "repository",
+    },
+  },
+  async run(ctx, args) {
+    const inputs = await resolvePushInputs(
+      {
+        archive: args.archive,
+        destination: args.destination,
+        username: args.username,
+        passwordStdin: args["password-stdin"],
+        caFile: args["ca-file"],
+        plainHttp: args["plain-http"],
+        mountFrom: args["mount-from"],
+      },
+      () => Bun.stdin.text(),
+    );
+    const credentials = await resolveCredentials({
+      registry: inputs.target.registry,
+      username: inputs.username,
+      password: inputs.password,
+      env: ctx.env,
+      signal: ctx.signal,
+      log: ctx.log,
+    });
+    const result = await pushArchive({ ...inputs, credentials, signal: ctx.signal, log: ctx.log });
+    const { uploaded, mounted, skipped } = result;
+    ctx.log.info(
+      `Pushed ${inputs.target.registry}/${inputs.target.repository}:${result.tag}: uploaded ${uploaded.blobs} blobs (${formatSize(uploaded.bytes)}), mounted ${mounted.blobs}, skipped ${skipped.blobs} already present (${formatSize(skipped.bytes)})`,
+    );
+    process.stdout.write(`${result.reference}\n`);
+  },
+});

@@ -1,0 +1,44 @@
+import { AicrError } from "../core/errors.ts";
+import { IMAGE_REPOSITORY, imageTag, REVISION, VERSION } from "../core/version.ts";
+import { saveImage } from "../image/save.ts";
+import { defineAicrCommand } from "./_define.ts";
+
+const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
+
+/** aicr image save -o <archive>: this binary as a one-platform image archive, no network, no engine. */
+export default defineAicrCommand({
+  name: "save",
+  group: "image",
+  announceRun: false,
+  description:
+    "Write this binary's image (its platform only) as an OCI archive: docker load, skopeo, image push",
+  transport: "offline",
+  args: {
+    output: {
+      type: "string",
+      alias: "o",
+      required: true,
+      description: "The archive to write (must not exist)",
+      valueHint: "file.tar",
+    },
+  },
+  async run(ctx, args) {
+    if (!args.output)
+      throw new AicrError("INVALID_REQUEST", "aicr image save needs -o <archive>", {
+        remedy: "pass -o aicr-image.tar (a path that does not exist yet)",
+        context: { field: "--output" },
+      });
+    const saved = await saveImage({
+      output: args.output,
+      executable: process.execPath,
+      embedded: Bun.embeddedFiles,
+      version: VERSION,
+      revision: REVISION,
+      repository: IMAGE_REPOSITORY,
+    });
+    process.stdout.write(`${saved.digest}\n`);
+    const size = (await Bun.file(saved.path).stat()).size;
+    const ref = `${IMAGE_REPOSITORY}:${imageTag(VERSION)}`;
+    ctx.log.info(`wrote ${saved.path}: ${ref} (${saved.platform}), ${mib(size)}, manifest ${saved.digest}`);
+  },
+});

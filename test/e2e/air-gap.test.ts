@@ -1,0 +1,150 @@
+/**
+ * The air-gapped operator's flow, end to end, with nothing but the two files they copy: the image
+ * archive goes into a private registry with `aicr image push` (TLS with a private CA, htpasswd
+ * auth), and `aicr snapshot --image <that registry>/aicr:v<version>` runs the agent from it. The
+ * test kubelets pull the image from the registry (skopeo, digests verified), unpack its layers and
+ * run its entrypoint chrooted into the image's own files — so the snapshot proves the image works.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { parseSnapshot } from "../../src/snapshot/schema.ts";
+import { processRuntime } from "../cluster/controllers/process-runtime.ts";
+import { registryPuller } from "../cluster/images/pull.ts";
+import { node } from "../cluster/nodes.ts";
+import { BACKENDS, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
+import { ARCHIVE, ensureImage, IS_ROOT, VERSION } from "../image/_image.ts";
+import { type Registry, startRegistry } from "../registry/registry.ts";
+import {
+  freshNamespace,
+  runIdOf,
+  runSnapshot,
+  SETUP_MS,
+  TEST_MS,
+  untilNoRunObjects,
+} from "../snapshot/_harness.ts";
+import { AICR, baseEnv, ensureBuilt } from "./_aicr.ts";
+
+const USER = "operator";
+const PASSWORD = "air-gap-Secret-7";
+
+describe.skipIf(!IS_ROOT)("air-gapped installation (chroot needs root)", () => {
+  let registry: Registry;
+  let image: string;
+  const cache = mkdtempSync(join(tmpdir(), "aicr-images-"));
+
+  beforeAll(async () => {
+    await Promise.all([ensureBuilt(), ensureImage()]);
+    registry = await startRegistry({ tls: true, htpasswd: { user: USER, password: PASSWORD } });
+    image = `${registry.host}/platform/aicr:v${VERSION}`;
+  }, SETUP_MS);
+  afterAll(async () => {
+    await registry?.stop();
+    rmSync(cache, { recursive: true, force: true });
+  }, SETUP_MS);
+
+  const login = ["--ca-file", "", "--username", USER, "--password-stdin"];
+  const withLogin = () => login.map((a) => a || registry.caFile);
+
+  test(
+    "aicr image push: the index digest on stdout; pushed again, nothing is uploaded",
+    async () => {
+      const first = await push(registry, "platform/aicr", withLogin());
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(new RegExp(`^${registry.host}/platform/aicr@sha256:[0-9a-f]{64}\n$`));
+      expect(first.stderr).toMatch(/uploaded [1-9]\d* blobs/);
+      const again = await push(registry, "platform/aicr", withLogin());
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toBe(first.stdout);
+      expect(again.stderr).toContain("uploaded 0 blobs (0 B)");
+    },
+    TEST_MS,
+  );
+
+  test(
+    "skopeo copies the archive into the registry; aicr image push of it then uploads nothing",
+    async () => {
+      const certs = mkdtempSync(join(tmpdir(), "aicr-certs-"));
+      await Bun.write(join(certs, "ca.crt"), Bun.file(registry.caFile));
+      const copy = Bun.spawnSync([
+        "skopeo",
+        "copy",
+        "--all",
+        "--preserve-digests",
+        "--dest-cert-dir",
+        certs,
+        "--dest-creds",
+        `${USER}:${PASSWORD}`,
+        `oci-archive:${ARCHIVE}`,
+        `docker://${registry.host}/skopeo/aicr:v${VERSION}`,
+      ]);
+      expect(copy.exitCode, copy.stderr.toString()).toBe(0);
+      const r = await push(registry, "skopeo/aicr", withLogin());
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stderr).toContain("uploaded 0 blobs (0 B)");
+    },
+    TEST_MS,
+  );
+
+  test("without credentials the registry refuses the push: exit 4 and a remedy", async () => {
+    const r = await push(registry, "platform/aicr", ["--ca-file", registry.caFile]);
+    expect(r.code).toBe(4);
+    expect(r.stderr).toContain("UNAUTHORIZED");
+    expect(r.stderr).toContain("remedy:");
+  });
+
+  for (const backend of BACKENDS)
+    describe(`[${backend}]`, () => {
+      let cluster: TestCluster;
+      beforeAll(async () => {
+        cluster = await startTestCluster(backend, {
+          nodes: [node("gpu-node-1", { gpus: 8 }), node("cpu-node-1")],
+          runtime: (api) =>
+            processRuntime({
+              images: {},
+              pull: registryPuller(
+                { host: registry.host, caFile: registry.caFile, username: USER, password: PASSWORD },
+                join(cache, backend),
+              ),
+              kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
+              baseEnv: { NO_COLOR: "1" },
+            }),
+        });
+      }, SETUP_MS);
+      afterAll(async () => {
+        await cluster?.stop();
+      }, SETUP_MS);
+
+      test(
+        "aicr snapshot --image <private registry>/aicr:v<version>: the agent runs from the pushed image",
+        async () => {
+          const ns = await freshNamespace(cluster, "air-gap");
+          const r = await runSnapshot(cluster.kubeconfigFor("admin"), ["-n", ns, "--image", image]);
+          expect(r.code, r.stderr).toBe(0);
+          const doc = parseSnapshot(r.stdout, "stdout");
+          expect(doc.metadata["run-id"]).toBe(runIdOf(r.stderr));
+          expect(doc.metadata.version).toBe(VERSION);
+          expect(doc.metadata["source-node"]).toBe("gpu-node-1");
+          await untilNoRunObjects(cluster, ns);
+        },
+        TEST_MS,
+      );
+    });
+});
+
+/** `aicr image push <archive> <registry>/<repository> <flags>`, the password (if asked for) on stdin. */
+async function push(registry: Registry, repository: string, flags: string[]) {
+  const proc = Bun.spawn([AICR, "image", "push", ARCHIVE, `${registry.host}/${repository}`, ...flags], {
+    env: baseEnv({ HOME: mkdtempSync(join(tmpdir(), "aicr-home-")) }),
+    stdin: new TextEncoder().encode(`${PASSWORD}\n`),
+    stdout: "pipe",
+    stderr: "pipe",
+  });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { stdout, stderr, code };
+}

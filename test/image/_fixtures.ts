@@ -1,0 +1,49 @@
+/** Small images for the unit tests: a fake runtime layer, its image info, a fake binary. */
+import { type Arch, aicrImage, binaryLayer, type ImageInfo } from "../../src/image/aicr-image.ts";
+import { buildLayer, type Layer } from "../../src/image/layer.ts";
+import type { BuiltImage } from "../../src/image/layout.ts";
+import { fakeElf } from "./_elf.ts";
+
+export const fakeRuntime = (arch: Arch): Layer =>
+  buildLayer([
+    {
+      type: "file",
+      path: `lib/${arch}/libc.so.6`,
+      mode: 0o755,
+      data: new TextEncoder().encode(`libc ${arch}`),
+    },
+    { type: "dir", path: "tmp", mode: 0o1777 },
+  ]);
+
+export const fakeBinary = (arch: Arch): Uint8Array =>
+  fakeElf({
+    machine: arch === "amd64" ? "x86_64" : "aarch64",
+    interpreter: arch === "amd64" ? "/lib64/ld-linux-x86-64.so.2" : "/lib/ld-linux-aarch64.so.1",
+    needed: ["libc.so.6"],
+  });
+
+export function fakeInfo(arch: Arch, runtime: Layer, over: Partial<ImageInfo> = {}): ImageInfo {
+  return {
+    arch,
+    version: "1.2.3",
+    revision: "0123456789abcdef0123456789abcdef01234567",
+    repository: "registry.example/team/aicr",
+    tag: "v1.2.3",
+    labels: {
+      "org.opencontainers.image.title": "aicr",
+      "org.opencontainers.image.source": "https://example.invalid/aicr",
+      "org.opencontainers.image.licenses": "Apache-2.0",
+      "org.opencontainers.image.description": "test image",
+      "run.aicr.runtime.libc6": `2.36-test-${arch}`,
+    },
+    runtimeHistory: `fake runtime ${arch}`,
+    runtimeDigest: runtime.digest,
+    ...over,
+  };
+}
+
+export function fakeImage(arch: Arch): { image: BuiltImage; info: ImageInfo } {
+  const runtime = fakeRuntime(arch);
+  const info = fakeInfo(arch, runtime);
+  return { image: aicrImage(info, runtime, binaryLayer(fakeBinary(arch))), info };
+}

@@ -1,0 +1,170 @@
+/**
+ * Helpers for the image integration test: `npm run image` once per test process when its archive
+ * is missing or stale, an OCI layout check written independently of src/image/archive.ts, and
+ * running the image's binary chrooted in its unpacked layers.
+ */
+import { createHash } from "node:crypto";
+import { existsSync, statSync } from "node:fs";
+import { mkdir, readdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { DIST, project, ROOT, sourcesMtime } from "../../scripts/image/project.ts";
+import { gunzip } from "../../src/image/layer.ts";
+
+const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
+
+export { DIST, ROOT };
+export const VERSION = pkg.version;
+export const LAYOUT = join(DIST, `aicr-image-${VERSION}`);
+export const ARCHIVE = `${LAYOUT}.tar`;
+export const BINARIES = { amd64: join(DIST, "aicr-linux-x64"), arm64: join(DIST, "aicr-linux-arm64") };
+export const HOST_ARCH = process.arch === "arm64" ? "arm64" : "amd64";
+export const IS_ROOT = process.getuid?.() === 0;
+export const HAS_SKOPEO = Bun.which("skopeo") !== null;
+
+export interface Run {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export async function run(argv: string[], options: { cwd?: string } = {}): Promise<Run> {
+  const proc = Bun.spawn(argv, { cwd: options.cwd ?? ROOT, stdout: "pipe", stderr: "pipe", stdin: "ignore" });
+  const [stdout, stderr, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  return { code, stdout, stderr };
+}
+
+async function stale(): Promise<string | undefined> {
+  if (!existsSync(ARCHIVE) || !existsSync(join(LAYOUT, "index.json"))) return "missing";
+  const made = statSync(ARCHIVE).mtimeMs;
+  if (made < (await sourcesMtime())) return "older than the sources";
+  for (const b of Object.values(BINARIES))
+    if (!existsSync(b) || statSync(b).mtimeMs > made) return "older than a binary";
+  const p = await project();
+  const index = JSON.parse(await readFile(join(LAYOUT, "index.json"), "utf8"));
+  const ref = index.manifests?.[0]?.annotations?.["io.containerd.image.name"];
+  if (ref !== `${p.repository}:${p.tag}`) return `named ${ref}`;
+  const top = JSON.parse(
+    await readFile(join(LAYOUT, "blobs/sha256", index.manifests[0].digest.slice(7)), "utf8"),
+  );
+  if (top.annotations?.["org.opencontainers.image.revision"] !== p.revision) return "of another revision";
+  return undefined;
+}
+
+let once: Promise<void> | undefined;
+
+/** Runs `npm run image` (bun scripts/image.ts) unless its archive is up to date. */
+export function ensureImage(): Promise<void> {
+  once ??= (async () => {
+    const why = await stale();
+    if (!why) return;
+    process.stderr.write(`image archive ${why}: running npm run image\n`);
+    const result = await run([process.execPath, join(ROOT, "scripts/image.ts")]);
+    if (result.code !== 0)
+      throw new Error(`npm run image failed (${result.code}):\n${result.stdout}${result.stderr}`);
+  })();
+  return once;
+}
+
+export const sha256 = (data: Uint8Array): string =>
+  `sha256:${createHash("sha256").update(data).digest("hex")}`;
+
+export interface CheckedImage {
+  platform: { os: string; architecture: string };
+  digest: string;
+  config: { architecture: string; os: string; config: Record<string, any>; rootfs: { diff_ids: string[] } };
+  /** Layer blob paths, bottom first. */
+  layers: string[];
+}
+
+/**
+ * Walks an extracted OCI layout from index.json, checking every descriptor's size and digest and
+ * every media type, and that no blob is left unreferenced. Independent of src/image/archive.ts.
+ */
+export async function checkLayout(
+  dir: string,
+): Promise<{ top: Record<string, any>; images: CheckedImage[] }> {
+  const layout = JSON.parse(await readFile(join(dir, "oci-layout"), "utf8"));
+  if (layout.imageLayoutVersion !== "1.0.0") throw new Error(`oci-layout: ${JSON.stringify(layout)}`);
+  const seen = new Set<string>();
+  const blob = async (d: { digest: string; size: number }): Promise<Uint8Array> => {
+    const [algo, hex] = d.digest.split(":");
+    const data = new Uint8Array(await readFile(join(dir, "blobs", algo!, hex!)));
+    if (data.length !== d.size)
+      throw new Error(`${d.digest}: ${data.length} bytes, descriptor says ${d.size}`);
+    if (sha256(data) !== d.digest) throw new Error(`${d.digest}: content hashes to ${sha256(data)}`);
+    seen.add(hex!);
+    return data;
+  };
+  const parse = async (d: { digest: string; size: number }) =>
+    JSON.parse(new TextDecoder().decode(await blob(d)));
+  const images: CheckedImage[] = [];
+  const visit = async (d: {
+    mediaType: string;
+    digest: string;
+    size: number;
+    platform?: any;
+  }): Promise<void> => {
+    if (d.mediaType === "application/vnd.oci.image.index.v1+json") {
+      for (const m of (await parse(d)).manifests) await visit(m);
+      return;
+    }
+    if (d.mediaType !== "application/vnd.oci.image.manifest.v1+json")
+      throw new Error(`media type ${d.mediaType}`);
+    const manifest = await parse(d);
+    if (manifest.config.mediaType !== "application/vnd.oci.image.config.v1+json")
+      throw new Error("config type");
+    const config = await parse(manifest.config);
+    const layers: string[] = [];
+    for (const l of manifest.layers) {
+      if (l.mediaType !== "application/vnd.oci.image.layer.v1.tar+gzip")
+        throw new Error(`layer type ${l.mediaType}`);
+      const data = await blob(l);
+      const diffId = sha256(gunzip(data));
+      if (config.rootfs.diff_ids[layers.length] !== diffId) throw new Error(`${l.digest}: diff ID ${diffId}`);
+      layers.push(join(dir, "blobs/sha256", l.digest.slice(7)));
+    }
+    images.push({ platform: d.platform, digest: d.digest, config, layers });
+  };
+  const index = JSON.parse(await readFile(join(dir, "index.json"), "utf8"));
+  if (index.manifests.length !== 1) throw new Error(`index.json lists ${index.manifests.length} entries`);
+  await visit(index.manifests[0]);
+  const stray = (await readdir(join(dir, "blobs/sha256"))).filter((h) => !seen.has(h));
+  if (stray.length > 0) throw new Error(`unreferenced blobs: ${stray.join(", ")}`);
+  return { top: index.manifests[0], images };
+}
+
+export type Checked = Awaited<ReturnType<typeof checkLayout>>;
+
+/** Extracts an archive with tar into `dir` and checks the layout there. */
+export async function extractAndCheck(archive: string, dir: string): Promise<Checked> {
+  await mkdir(dir, { recursive: true });
+  const r = await run(["tar", "-xf", archive, "-C", dir]);
+  if (r.code !== 0) throw new Error(`tar -xf ${archive}: ${r.stderr}`);
+  return checkLayout(dir);
+}
+
+export function imageOf(checked: Checked, arch: string): CheckedImage {
+  const found = checked.images.find((i) => i.platform.architecture === arch);
+  if (!found) throw new Error(`no ${arch} image`);
+  return found;
+}
+
+/** Unpacks the layers in order into `rootfs` with tar, as a container runtime would (no whiteouts here). */
+export async function unpack(layers: string[], rootfs: string): Promise<void> {
+  await mkdir(join(rootfs, "proc"), { recursive: true });
+  for (const layer of layers) {
+    const r = await run(["tar", "-xzf", layer, "-C", rootfs]);
+    if (r.code !== 0) throw new Error(`tar -xzf ${layer}: ${r.stderr}`);
+  }
+}
+
+/** Runs the image's entrypoint chrooted into `rootfs`, with its own /proc, as `user` (uid:gid). */
+export function chroot(rootfs: string, user: string, args: string[]): Promise<Run> {
+  const q = (s: string) => `'${s.replaceAll("'", `'\\''`)}'`;
+  const inner = `mount -t proc proc ${q(join(rootfs, "proc"))} && exec chroot --userspec=${q(user)} ${q(rootfs)} ${args.map(q).join(" ")}`;
+  return run(["unshare", "--mount", "--fork", "--pid", "sh", "-c", inner]);
+}

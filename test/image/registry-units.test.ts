@@ -1,0 +1,228 @@
+import { describe, expect, test } from "bun:test";
+import { writeFileSync } from "node:fs";
+import { AicrError } from "../../src/core/errors.ts";
+import { readOciArchive } from "../../src/image/archive.ts";
+import { MEDIA } from "../../src/image/oci.ts";
+import { mergeScopes, parseChallenge } from "../../src/image/registry/challenge.ts";
+import { transportError } from "../../src/image/registry/errors.ts";
+import { resolvePushInputs, trimPassword } from "../../src/image/registry/options.ts";
+import { planPush, tagOfRefName } from "../../src/image/registry/plan.ts";
+import { isLoopback, parseMountFrom, parsePushTarget } from "../../src/image/registry/reference.ts";
+import { buildTestArchive } from "../registry/archive.ts";
+import { writeArchive } from "../registry/helpers.ts";
+
+const codeOf = (fn: () => unknown): string | undefined => {
+  try {
+    fn();
+  } catch (err) {
+    return err instanceof AicrError ? err.code : "not an AicrError";
+  }
+  return undefined;
+};
+
+describe("push destinations", () => {
+  test("host:port, nested repository and tag", () => {
+    expect(parsePushTarget("registry.example.com:5000/team/aicr:v1")).toEqual({
+      registry: "registry.example.com:5000",
+      apiHost: "registry.example.com:5000",
+      repository: "team/aicr",
+      tag: "v1",
+    });
+    expect(parsePushTarget("localhost/aicr")).toEqual({
+      registry: "localhost",
+      apiHost: "localhost",
+      repository: "aicr",
+    });
+    expect(parsePushTarget("[::1]:5000/a.b/c_d:1.0-rc")).toMatchObject({
+      repository: "a.b/c_d",
+      tag: "1.0-rc",
+    });
+  });
+
+  test("Docker Hub: the API host and the library/ prefix", () => {
+    expect(parsePushTarget("docker.io/nginx:1")).toMatchObject({
+      apiHost: "registry-1.docker.io",
+      repository: "library/nginx",
+    });
+    expect(parsePushTarget("docker.io/me/aicr")).toMatchObject({ repository: "me/aicr" });
+  });
+
+  test("refusals say what was wrong and what to write", () => {
+    for (const bad of [
+      "team/aicr:v1",
+      "aicr",
+      `localhost:5000/aicr@sha256:${"a".repeat(64)}`,
+      "r.io/Team/aicr",
+      "r.io/a:-x",
+      "r.io/a//b",
+      "bad_host.io/a",
+    ]) {
+      let err: AicrError | undefined;
+      try {
+        parsePushTarget(bad);
+      } catch (e) {
+        err = e as AicrError;
+      }
+      expect(err?.code).toBe("INVALID_REQUEST");
+      expect(err?.message).toStartWith(`Invalid push destination ${JSON.stringify(bad)}: `);
+      expect(err?.remedy).toBeTruthy();
+    }
+  });
+
+  test("--mount-from takes a repository, with or without the registry", () => {
+    const t = parsePushTarget("r.example.com/team/aicr");
+    expect(parseMountFrom("r.example.com/base/aicr", t)).toBe("base/aicr");
+    expect(parseMountFrom("base/aicr", t)).toBe("base/aicr");
+    expect(codeOf(() => parseMountFrom("base/aicr:v1", t))).toBe("INVALID_REQUEST");
+  });
+
+  test("loopback hosts", () => {
+    for (const h of ["localhost", "localhost:5000", "127.0.0.1:80", "127.5.5.5", "[::1]:5000"])
+      expect(isLoopback(h)).toBe(true);
+    for (const h of ["10.0.0.1:5000", "registry.local", "example.com"]) expect(isLoopback(h)).toBe(false);
+  });
+});
+
+describe("protocol pieces", () => {
+  test("a Bearer challenge keeps commas inside quoted scopes", () => {
+    expect(
+      parseChallenge(
+        'Bearer realm="https://auth.example.com/token",service="registry.example.com",scope="repository:a/b:pull,push",error="insufficient_scope"',
+      ),
+    ).toEqual({
+      scheme: "bearer",
+      params: {
+        realm: "https://auth.example.com/token",
+        service: "registry.example.com",
+        scope: "repository:a/b:pull,push",
+        error: "insufficient_scope",
+      },
+    });
+    expect(parseChallenge('Basic realm="x"')).toEqual({ scheme: "basic", params: { realm: "x" } });
+    expect(parseChallenge(null)).toBeUndefined();
+  });
+
+  test("scopes merge per resource, so one token serves a push", () => {
+    expect(
+      mergeScopes([
+        "repository:a/b:pull,push",
+        "repository:a/b:pull",
+        "repository:c:pull",
+        "registry:catalog:*",
+      ]),
+    ).toEqual(["registry:catalog:*", "repository:a/b:pull,push", "repository:c:pull"]);
+  });
+
+  test("one trailing newline is not part of a piped password", () => {
+    expect(trimPassword("s3cret\n")).toBe("s3cret");
+    expect(trimPassword("s3cret\r\n")).toBe("s3cret");
+    expect(trimPassword("s3cret\n\n")).toBe("s3cret\n");
+    expect(trimPassword(" s3cret ")).toBe(" s3cret ");
+  });
+
+  test("a ref.name is a tag or a whole reference", () => {
+    expect(tagOfRefName("v1")).toBe("v1");
+    expect(tagOfRefName("ghcr.io/x/aicr:0.1.0")).toBe("0.1.0");
+    expect(tagOfRefName("localhost:5000/aicr")).toBeUndefined();
+    expect(tagOfRefName(undefined)).toBeUndefined();
+  });
+
+  test("transport failures: certificate problems point at --ca-file", () => {
+    const cert = transportError(
+      Object.assign(new TypeError("unable to verify the first certificate"), {
+        code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+      }),
+      "r:5000",
+      false,
+    );
+    expect(cert.code).toBe("UNAVAILABLE");
+    expect(cert.remedy).toContain("--ca-file");
+    const dns = transportError(
+      Object.assign(new TypeError("getaddrinfo ENOTFOUND r"), { code: "ENOTFOUND" }),
+      "r",
+      false,
+    );
+    expect(dns.message).toStartWith('Cannot resolve the registry host "r"');
+    const reset = transportError(Object.assign(new TypeError("closed"), { code: "ECONNRESET" }), "r", false);
+    expect(reset.context.retryable).toBe(true);
+  });
+});
+
+describe("push plan", () => {
+  test("blobs once each, children before the index, the tag from ref.name", () => {
+    const a = buildTestArchive({ tag: "v7" });
+    const plan = planPush(readOciArchive(a.bytes), undefined, "a.tar");
+    expect(plan.tag).toBe("v7");
+    expect(plan.root.digest).toBe(a.digest);
+    expect(plan.root.mediaType).toBe(MEDIA.index);
+    expect(plan.manifests.map((m) => m.digest)).toEqual(a.manifests.map((m) => m.digest));
+    expect(new Set(plan.blobs.map((b) => b.digest))).toEqual(new Set(a.blobs.keys()));
+    expect(plan.blobs).toHaveLength(a.blobs.size);
+  });
+
+  test("a single-platform archive tags its manifest", () => {
+    const a = buildTestArchive({ platforms: 1 });
+    const plan = planPush(readOciArchive(a.bytes), "other", "a.tar");
+    expect(plan).toMatchObject({ tag: "other", root: { digest: a.digest, mediaType: MEDIA.manifest } });
+    expect(plan.manifests).toHaveLength(1);
+  });
+});
+
+describe("push inputs are checked before any request", () => {
+  const archive = writeArchive(buildTestArchive());
+  const stdin = (text: string) => async () => text;
+  const base = { archive, destination: "registry.example.com/team/aicr:v1" };
+  const failing = async (flags: Parameters<typeof resolvePushInputs>[0]) => {
+    try {
+      await resolvePushInputs(flags, stdin("pw\n"));
+    } catch (err) {
+      return err as AicrError;
+    }
+    throw new Error("expected a refusal");
+  };
+
+  test("a good set: the archive read, the password trimmed", async () => {
+    const inputs = await resolvePushInputs(
+      { ...base, username: "alice", passwordStdin: true },
+      stdin("pw\n"),
+    );
+    expect(inputs).toMatchObject({
+      username: "alice",
+      password: "pw",
+      plainHttp: false,
+      target: { tag: "v1" },
+    });
+    expect(inputs.archive.images).toHaveLength(2);
+  });
+
+  test("refusals", async () => {
+    expect((await failing({ archive })).message).toStartWith("Missing the destination");
+    expect((await failing({ ...base, username: "alice" })).message).toContain("needs --password-stdin");
+    expect((await failing({ ...base, passwordStdin: true })).message).toBe(
+      "--password-stdin needs --username",
+    );
+    expect(
+      (await failing({ ...base, username: "alice", passwordStdin: true, plainHttp: true })).message,
+    ).toContain("over plain HTTP");
+    expect((await failing({ ...base, caFile: "/nonexistent/ca.pem" })).message).toContain(
+      'Cannot read --ca-file "/nonexistent/ca.pem"',
+    );
+    const notPem = `${archive}.txt`;
+    writeFileSync(notPem, "hello");
+    expect((await failing({ ...base, caFile: notPem })).message).toContain("holds no PEM certificate");
+    expect((await failing({ ...base, archive: notPem })).message).toContain("is not a valid OCI archive");
+    expect((await failing({ ...base, archive: "/nonexistent.tar" })).message).toContain("ENOENT");
+    const empty = await resolvePushInputs({ ...base, username: "a", passwordStdin: true }, stdin("\n")).catch(
+      (e) => e,
+    );
+    expect((empty as AicrError).message).toContain("empty password");
+  });
+
+  test("plain HTTP with a password is fine for a loopback registry", async () => {
+    const inputs = await resolvePushInputs(
+      { archive, destination: "127.0.0.1:5000/aicr:v1", username: "a", passwordStdin: true, plainHttp: true },
+      stdin("pw"),
+    );
+    expect(inputs.plainHttp).toBe(true);
+  });
+});

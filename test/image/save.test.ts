@@ -1,0 +1,126 @@
+import { afterEach, beforeEach, expect, test } from "bun:test";
+import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { AicrError } from "../../src/core/errors.ts";
+import {
+  type Arch,
+  aicrImage,
+  binaryLayer,
+  encodeInfo,
+  type ImageInfo,
+  infoAssetName,
+  runtimeAssetName,
+} from "../../src/image/aicr-image.ts";
+import { readOciArchive } from "../../src/image/archive.ts";
+import { type SaveOptions, saveImage } from "../../src/image/save.ts";
+import { fakeBinary, fakeInfo, fakeRuntime } from "./_fixtures.ts";
+
+let dir: string;
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "aicr-save-"));
+});
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** What Bun.embeddedFiles holds in a linux build: two named blobs. */
+function embedded(arch: Arch, info: ImageInfo, blob = fakeRuntime(arch).blob): Blob[] {
+  return [
+    new File([blob], runtimeAssetName(arch), { type: "application/gzip" }),
+    new File([encodeInfo(info)], infoAssetName(arch)),
+  ];
+}
+
+async function setup(arch: Arch, over: Partial<SaveOptions> = {}): Promise<SaveOptions> {
+  const executable = join(dir, `aicr-${arch}`);
+  await writeFile(executable, fakeBinary(arch));
+  const info = fakeInfo(arch, fakeRuntime(arch));
+  return {
+    output: join(dir, "out.tar"),
+    executable,
+    embedded: embedded(arch, info),
+    version: info.version,
+    revision: info.revision,
+    repository: info.repository,
+    ...over,
+  };
+}
+
+async function rejection(p: Promise<unknown>): Promise<AicrError> {
+  try {
+    await p;
+  } catch (err) {
+    return err as AicrError;
+  }
+  throw new Error("expected a rejection");
+}
+
+test("writes a one-platform archive whose manifest digest is the image's", async () => {
+  for (const arch of ["amd64", "arm64"] as const) {
+    const options = await setup(arch, { output: join(dir, `${arch}.tar`) });
+    const saved = await saveImage(options);
+    const runtime = fakeRuntime(arch);
+    const expected = aicrImage(fakeInfo(arch, runtime), runtime, binaryLayer(fakeBinary(arch)));
+    expect(saved).toEqual({
+      digest: expected.descriptor.digest,
+      platform: `linux/${arch}`,
+      path: options.output,
+    });
+    const oci = readOciArchive(new Uint8Array(await readFile(options.output)));
+    expect(oci.images.map((i) => i.descriptor.digest)).toEqual([expected.descriptor.digest]);
+    expect(oci.index.manifests[0]?.annotations?.["org.opencontainers.image.ref.name"]).toBe("v1.2.3");
+  }
+  expect((await readdir(dir)).sort()).toEqual(["aicr-amd64", "aicr-arm64", "amd64.tar", "arm64.tar"]);
+});
+
+test("refuses without a carried runtime layer (from source, musl, darwin): NOT_FOUND", async () => {
+  const options = await setup("amd64");
+  for (const files of [[], [options.embedded[0]!], [options.embedded[1]!]]) {
+    const err = await rejection(saveImage({ ...options, embedded: files }));
+    expect(err.code).toBe("NOT_FOUND");
+    expect(err.remedy).toContain("npm run image");
+  }
+  expect(await readdir(dir)).toEqual(["aicr-amd64"]);
+});
+
+test("never overwrites a file and never writes through a symlink: CONFLICT", async () => {
+  const options = await setup("amd64");
+  await writeFile(options.output, "precious");
+  expect((await rejection(saveImage(options))).code).toBe("CONFLICT");
+  expect(await readFile(options.output, "utf8")).toBe("precious");
+
+  const link = join(dir, "link.tar");
+  const target = join(dir, "target.tar");
+  await symlink(target, link); // dangling: following it would create target.tar
+  const err = await rejection(saveImage({ ...options, output: link }));
+  expect(err.code).toBe("CONFLICT");
+  expect(err.message).toContain("a symlink");
+  expect((await readdir(dir)).sort()).toEqual(["aicr-amd64", "link.tar", "out.tar"]);
+
+  await mkdir(join(dir, "d"));
+  expect((await rejection(saveImage({ ...options, output: join(dir, "d") }))).code).toBe("CONFLICT");
+});
+
+test("refuses an output whose directory does not exist: INVALID_REQUEST", async () => {
+  const options = await setup("amd64");
+  const err = await rejection(saveImage({ ...options, output: join(dir, "missing", "out.tar") }));
+  expect(err.code).toBe("INVALID_REQUEST");
+});
+
+test("refuses carried files from another build, a damaged layer, or another architecture: INTERNAL", async () => {
+  const options = await setup("amd64");
+  const other = await rejection(saveImage({ ...options, revision: "f".repeat(40) }));
+  expect(other.code).toBe("INTERNAL");
+  expect(other.message).toContain("revision");
+
+  const info = fakeInfo("amd64", fakeRuntime("amd64"));
+  const damaged = embedded("amd64", info, fakeRuntime("arm64").blob);
+  expect((await rejection(saveImage({ ...options, embedded: damaged }))).code).toBe("INTERNAL");
+
+  await writeFile(options.executable, fakeBinary("arm64"));
+  const wrongArch = await rejection(saveImage(options));
+  expect(wrongArch.code).toBe("INTERNAL");
+  expect(wrongArch.message).toContain("carries the amd64 runtime layer");
+  expect(await readdir(dir)).toEqual(["aicr-amd64"]);
+});

@@ -1,0 +1,116 @@
+/**
+ * Small OCI archives for the push tests, made with the project's own tar writer and OCI vocabulary:
+ * a two-platform index (nested behind index.json, as `aicr image build` and buildx write it) or a
+ * single manifest named directly. Layer bytes are random, so every archive's blobs are new to a
+ * registry unless a test pushes the same archive twice.
+ */
+import {
+  canonicalJson,
+  type Descriptor,
+  type Index,
+  type Manifest,
+  MEDIA,
+  sha256Digest,
+} from "../../src/image/oci.ts";
+import { type TarEntry, writeTar } from "../../src/image/tar.ts";
+
+export interface TestArchive {
+  bytes: Uint8Array;
+  tag: string;
+  /** What the tag names: the index (two platforms) or the manifest (one). */
+  digest: string;
+  rootMediaType: string;
+  manifests: { digest: string; bytes: Uint8Array; mediaType: string }[];
+  /** Layers and configs, digest → bytes. */
+  blobs: Map<string, Uint8Array>;
+}
+
+export interface ArchiveOptions {
+  tag?: string;
+  /** Uncompressed size of the layer that exceeds the test chunk size (default 300 KiB). */
+  bigLayerBytes?: number;
+  platforms?: 1 | 2;
+}
+
+const random = (n: number): Uint8Array => {
+  const out = new Uint8Array(n);
+  for (let at = 0; at < n; at += 65536) crypto.getRandomValues(out.subarray(at, Math.min(n, at + 65536)));
+  return out;
+};
+
+function layer(path: string, size: number): { blob: Uint8Array; diffId: string } {
+  const tar = writeTar([{ type: "file", path, mode: 0o644, data: random(size) }]);
+  return { blob: Bun.gzipSync(tar as Uint8Array<ArrayBuffer>), diffId: sha256Digest(tar) };
+}
+
+export function buildTestArchive(o: ArchiveOptions = {}): TestArchive {
+  const tag = o.tag ?? "v1";
+  const blobs = new Map<string, Uint8Array>();
+  const add = (bytes: Uint8Array): string => {
+    const digest = sha256Digest(bytes);
+    blobs.set(digest, bytes);
+    return digest;
+  };
+  const shared = layer("shared.bin", 2048);
+  const platforms = (o.platforms ?? 2) === 2 ? ["amd64", "arm64"] : ["amd64"];
+  const manifests: TestArchive["manifests"] = [];
+  const descriptors: Descriptor[] = platforms.map((arch, i) => {
+    const own = layer(`${arch}.bin`, i === 0 ? (o.bigLayerBytes ?? 300 * 1024) : 4096);
+    const layers = [shared, own];
+    const config = canonicalJson({
+      architecture: arch,
+      os: "linux",
+      config: {},
+      rootfs: { type: "layers", diff_ids: layers.map((l) => l.diffId) },
+    });
+    const manifest: Manifest = {
+      schemaVersion: 2,
+      mediaType: MEDIA.manifest,
+      config: { mediaType: MEDIA.config, digest: add(config), size: config.length },
+      layers: layers.map((l) => ({ mediaType: MEDIA.layerGzip, digest: add(l.blob), size: l.blob.length })),
+    };
+    const bytes = canonicalJson(manifest);
+    const digest = sha256Digest(bytes);
+    manifests.push({ digest, bytes, mediaType: MEDIA.manifest });
+    return {
+      mediaType: MEDIA.manifest,
+      digest,
+      size: bytes.length,
+      platform: { os: "linux", architecture: arch },
+    };
+  });
+  const files = new Map<string, Uint8Array>();
+  let top: Descriptor;
+  if (descriptors.length === 1) {
+    top = descriptors[0]!;
+  } else {
+    const index: Index = { schemaVersion: 2, mediaType: MEDIA.index, manifests: descriptors };
+    const bytes = canonicalJson(index);
+    top = { mediaType: MEDIA.index, digest: sha256Digest(bytes), size: bytes.length };
+    manifests.push({ digest: top.digest, bytes, mediaType: MEDIA.index });
+  }
+  for (const m of manifests) files.set(m.digest, m.bytes);
+  for (const [d, b] of blobs) files.set(d, b);
+  const indexJson: Index = {
+    schemaVersion: 2,
+    mediaType: MEDIA.index,
+    manifests: [{ ...top, annotations: { "org.opencontainers.image.ref.name": tag } }],
+  };
+  const entries: TarEntry[] = [
+    { type: "file", path: "oci-layout", mode: 0o644, data: canonicalJson({ imageLayoutVersion: "1.0.0" }) },
+    { type: "file", path: "index.json", mode: 0o644, data: canonicalJson(indexJson) },
+    { type: "dir", path: "blobs/", mode: 0o755 },
+    { type: "dir", path: "blobs/sha256/", mode: 0o755 },
+    ...[...files].map(
+      ([d, data]): TarEntry => ({ type: "file", path: `blobs/sha256/${d.slice(7)}`, mode: 0o644, data }),
+    ),
+  ];
+  return {
+    bytes: writeTar(entries),
+    tag,
+    digest: top.digest,
+    rootMediaType: top.mediaType,
+    manifests,
+    blobs,
+  };
+}

@@ -1,0 +1,156 @@
+/**
+ * A real registry for the push tests: Debian's docker-registry (distribution 2.8) on a free
+ * loopback port, filesystem storage in a temp dir, optionally TLS (the test CA of
+ * test/cluster/certs.ts), htpasswd (bcrypt) or token auth (test/registry/token-server.ts).
+ * Install with `apt-get install -y docker-registry skopeo`.
+ */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pki } from "../cluster/certs.ts";
+import {
+  startTokenServer,
+  TOKEN_ISSUER,
+  TOKEN_SERVICE,
+  type TokenServer,
+  type TokenServerOptions,
+} from "./token-server.ts";
+
+export const REGISTRY_BIN = "/usr/bin/docker-registry";
+
+export interface RegistryOptions {
+  tls?: boolean;
+  /** Basic auth through an htpasswd file. */
+  htpasswd?: { user: string; password: string };
+  /** Bearer auth through a token service (needs `htpasswd`-style user and password for it). */
+  token?: Omit<TokenServerOptions, "dir" | "tls">;
+}
+
+export interface Registry {
+  /** 127.0.0.1:<port> */
+  host: string;
+  url: string;
+  caFile: string;
+  caPem: string;
+  user?: string | undefined;
+  password?: string | undefined;
+  tokenServer?: TokenServer | undefined;
+  /** The registry's own log (JSON lines) so far. */
+  log(): string;
+  stop(): Promise<void>;
+}
+
+function freePort(): number {
+  const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
+  const port = probe.port;
+  probe.stop(true);
+  return port;
+}
+
+function config(dir: string, port: number, o: RegistryOptions, realm?: string, bundle?: string): string {
+  const p = pki();
+  const lines = [
+    "version: 0.1",
+    "log:",
+    "  level: info",
+    "  formatter: json",
+    "  accesslog:",
+    "    disabled: true",
+    "storage:",
+    "  filesystem:",
+    `    rootdirectory: ${join(dir, "data")}`,
+    "  maintenance:",
+    "    uploadpurging:",
+    "      enabled: false",
+    "http:",
+    `  addr: 127.0.0.1:${port}`,
+    `  secret: ${crypto.randomUUID()}`,
+  ];
+  if (o.tls) {
+    writeFileSync(join(dir, "server.crt"), p.serverCert);
+    writeFileSync(join(dir, "server.key"), p.serverKey, { mode: 0o600 });
+    lines.push(
+      "  tls:",
+      `    certificate: ${join(dir, "server.crt")}`,
+      `    key: ${join(dir, "server.key")}`,
+    );
+  }
+  if (o.htpasswd) {
+    lines.push("auth:", "  htpasswd:", "    realm: aicr-test", `    path: ${join(dir, "htpasswd")}`);
+  } else if (realm && bundle) {
+    lines.push("auth:", "  token:", `    realm: ${realm}`, `    service: ${TOKEN_SERVICE}`);
+    lines.push(`    issuer: ${TOKEN_ISSUER}`, `    rootcertbundle: ${bundle}`);
+  }
+  return `${lines.join("\n")}\n`;
+}
+
+async function waitUntilUp(url: string, ca: string, proc: Bun.Subprocess, log: () => string): Promise<void> {
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    if (proc.exitCode !== null) throw new Error(`docker-registry exited (${proc.exitCode}):\n${log()}`);
+    try {
+      const res = await fetch(`${url}/v2/`, { tls: { ca } });
+      await res.arrayBuffer();
+      if (res.status === 200 || res.status === 401) return;
+    } catch {
+      // not listening yet
+    }
+    await Bun.sleep(50);
+  }
+  throw new Error(`docker-registry did not answer ${url}/v2/ within 30 s:\n${log()}`);
+}
+
+export async function startRegistry(o: RegistryOptions = {}): Promise<Registry> {
+  if (!existsSync(REGISTRY_BIN)) {
+    throw new Error(`${REGISTRY_BIN} is missing: apt-get install -y docker-registry skopeo`);
+  }
+  const p = pki();
+  const dir = mkdtempSync(join(tmpdir(), "aicr-registry-"));
+  const creds = o.htpasswd ?? o.token;
+  if (o.htpasswd) {
+    // cost 4: the registry checks the hash on every request; the default cost (10) takes ~70 ms each
+    const hash = await Bun.password.hash(o.htpasswd.password, { algorithm: "bcrypt", cost: 4 });
+    writeFileSync(join(dir, "htpasswd"), `${o.htpasswd.user}:${hash}\n`);
+  }
+  const tokenServer = o.token
+    ? startTokenServer({ ...o.token, dir, tls: o.tls ? { cert: p.serverCert, key: p.serverKey } : undefined })
+    : undefined;
+  const port = freePort();
+  writeFileSync(join(dir, "config.yml"), config(dir, port, o, tokenServer?.realm, tokenServer?.certFile));
+  let text = "";
+  const proc = Bun.spawn([REGISTRY_BIN, "serve", join(dir, "config.yml")], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: dir },
+  });
+  const dec = new TextDecoder();
+  const pump = async (s: ReadableStream<Uint8Array>) => {
+    for await (const chunk of s) text += dec.decode(chunk, { stream: true });
+  };
+  const pumped = Promise.all([pump(proc.stdout), pump(proc.stderr)]);
+  const url = `${o.tls ? "https" : "http"}://127.0.0.1:${port}`;
+  try {
+    await waitUntilUp(url, p.caCert, proc, () => text);
+  } catch (err) {
+    proc.kill();
+    tokenServer?.stop();
+    throw err;
+  }
+  return {
+    host: `127.0.0.1:${port}`,
+    url,
+    caFile: p.caCertPath,
+    caPem: p.caCert,
+    user: creds?.user,
+    password: creds?.password,
+    tokenServer,
+    log: () => text,
+    async stop() {
+      proc.kill();
+      await proc.exited;
+      await pumped.catch(() => undefined);
+      tokenServer?.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
