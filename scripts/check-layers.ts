@@ -26,6 +26,7 @@ const PURE = [
   /^rbac\/(rules|render)\.ts$/,
   /^core\/(names|labels|errors)\.ts$/,
   /^image\/(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
+  /^image\/registry\/(reference|plan|challenge)\.ts$/,
   /^run\/run-id\.ts$/,
   /^snapshot\/(build|schema|cm-uri|configmap)\.ts$/,
 ];

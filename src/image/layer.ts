@@ -87,15 +87,16 @@ export function gzipFixed(data: Uint8Array): Uint8Array {
 /** A gzip layer of the entries (normalised by treeEntries), all with mtime 0. */
 export function buildLayer(entries: readonly TarEntry[]): Layer {
   const tar = writeTar(treeEntries(entries), { mtime: 0 });
-  const blob = gzipFixed(tar);
-  return {
-    mediaType: MEDIA.layerGzip,
-    blob,
-    digest: sha256Digest(blob),
-    diffId: sha256Digest(tar),
-    size: blob.length,
-  };
+  return layerOf(gzipFixed(tar), tar);
 }
+
+const layerOf = (blob: Uint8Array, tar: Uint8Array): Layer => ({
+  mediaType: MEDIA.layerGzip,
+  blob,
+  digest: sha256Digest(blob),
+  diffId: sha256Digest(tar),
+  size: blob.length,
+});
 
 /** gunzip of any Uint8Array view (Bun's types want one over a plain ArrayBuffer). */
 export const gunzip = (data: Uint8Array): Uint8Array => Bun.gunzipSync(data as Uint8Array<ArrayBuffer>);
@@ -108,11 +109,5 @@ export function layerFromBlob(blob: Uint8Array): Layer {
   } catch (e) {
     throw new LayerError(`layer blob is not gzip: ${(e as Error).message}`);
   }
-  return {
-    mediaType: MEDIA.layerGzip,
-    blob,
-    digest: sha256Digest(blob),
-    diffId: sha256Digest(tar),
-    size: blob.length,
-  };
+  return layerOf(blob, tar);
 }

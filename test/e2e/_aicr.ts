@@ -38,7 +38,7 @@ export function baseEnv(extra: Record<string, string> = {}): Record<string, stri
 
 export async function aicr(
   args: string[],
-  options: { cwd?: string; env?: Record<string, string> } = {},
+  options: { cwd?: string; env?: Record<string, string>; stdin?: string } = {},
 ): Promise<Result> {
   await ensureBuilt();
   const proc = Bun.spawn([AICR, ...args], {
@@ -46,7 +46,7 @@ export async function aicr(
     env: options.env ?? baseEnv(),
     stdout: "pipe",
     stderr: "pipe",
-    stdin: "ignore",
+    stdin: options.stdin === undefined ? "ignore" : new TextEncoder().encode(options.stdin),
   });
   const [stdout, stderr, code] = await Promise.all([
     new Response(proc.stdout).text(),

@@ -24,7 +24,7 @@ import {
   TEST_MS,
   untilNoRunObjects,
 } from "../snapshot/_harness.ts";
-import { AICR, baseEnv, ensureBuilt } from "./_aicr.ts";
+import { aicr, baseEnv, ensureBuilt } from "./_aicr.ts";
 
 const USER = "operator";
 const PASSWORD = "air-gap-Secret-7";
@@ -130,21 +130,28 @@ describe.skipIf(!IS_ROOT)("air-gapped installation (chroot needs root)", () => {
         },
         TEST_MS,
       );
+
+      test(
+        "a tag the private registry does not have: ErrImagePull from the kubelet, the run fails fast (exit 3)",
+        async () => {
+          const ns = await freshNamespace(cluster, "air-gap-typo");
+          const wrong = `${registry.host}/platform/aicr:v0.0.0-typo`;
+          const r = await runSnapshot(cluster.kubeconfigFor("admin"), ["-n", ns, "--image", wrong]);
+          expect(r.code, r.stderr).toBe(3);
+          expect(r.stderr).toContain(`the agent image "${wrong}" cannot be pulled: ErrImagePull`);
+          expect(r.stderr).toContain("remedy: check --image");
+          await untilNoRunObjects(cluster, ns);
+        },
+        TEST_MS,
+      );
     });
 });
 
 /** `aicr image push <archive> <registry>/<repository> <flags>`, the password (if asked for) on stdin. */
-async function push(registry: Registry, repository: string, flags: string[]) {
-  const proc = Bun.spawn([AICR, "image", "push", ARCHIVE, `${registry.host}/${repository}`, ...flags], {
-    env: baseEnv({ HOME: mkdtempSync(join(tmpdir(), "aicr-home-")) }),
-    stdin: new TextEncoder().encode(`${PASSWORD}\n`),
-    stdout: "pipe",
-    stderr: "pipe",
+function push(registry: Registry, repository: string, flags: string[]) {
+  const env = baseEnv({ HOME: mkdtempSync(join(tmpdir(), "aicr-home-")) });
+  return aicr(["image", "push", ARCHIVE, `${registry.host}/${repository}`, ...flags], {
+    env,
+    stdin: `${PASSWORD}\n`,
   });
-  const [stdout, stderr, code] = await Promise.all([
-    new Response(proc.stdout).text(),
-    new Response(proc.stderr).text(),
-    proc.exited,
-  ]);
-  return { stdout, stderr, code };
 }

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { MEDIA } from "../../src/image/oci.ts";
+import { rejection } from "../_expect.ts";
 import { buildTestArchive } from "../registry/archive.ts";
 import { basic, basicAuth, blobDigest, pushTo, readBack } from "../registry/helpers.ts";
 import { type Registry, startRegistry } from "../registry/registry.ts";
@@ -21,15 +22,6 @@ beforeAll(async () => {
   reg = await startRegistry({ tls: true, htpasswd: { user: USER, password: PASSWORD } });
 }, 60_000);
 afterAll(() => reg?.stop(), 30_000);
-
-async function refusal(p: Promise<unknown>): Promise<AicrError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(AicrError);
-  return err as AicrError;
-}
 
 describe("push to a TLS registry with basic auth", () => {
   const archive = buildTestArchive({ tag: "v1" });
@@ -87,7 +79,7 @@ describe("refusals", () => {
   const archive = buildTestArchive({ tag: "v1" });
 
   test("a wrong password: UNAUTHORIZED naming the registry and user, before any blob moves", async () => {
-    const err = await refusal(
+    const err = await rejection(
       pushTo(`${reg.host}/team/aicr`, archive, {
         ca: reg.caPem,
         credentials: { kind: "basic", username: "alice", password: "wrong", source: "--username" },
@@ -101,13 +93,13 @@ describe("refusals", () => {
   }, 30_000);
 
   test("no credentials: UNAUTHORIZED with docker login as the remedy", async () => {
-    const err = await refusal(pushTo(`${reg.host}/team/aicr`, archive, { ca: reg.caPem }));
+    const err = await rejection(pushTo(`${reg.host}/team/aicr`, archive, { ca: reg.caPem }));
     expect(err.code).toBe("UNAUTHORIZED");
     expect(err.remedy).toContain(`docker login ${reg.host}`);
   }, 30_000);
 
   test("the test CA not given: UNAVAILABLE, the remedy names --ca-file", async () => {
-    const err = await refusal(pushTo(`${reg.host}/team/aicr`, archive, { credentials: creds }));
+    const err = await rejection(pushTo(`${reg.host}/team/aicr`, archive, { credentials: creds }));
     expect(err.code).toBe("UNAVAILABLE");
     expect(err.exitCode).toBe(6);
     expect(err.message).toContain("TLS certificate this machine does not trust");
@@ -115,7 +107,7 @@ describe("refusals", () => {
   }, 30_000);
 
   test("plain HTTP to a TLS port: the remedy says drop --plain-http", async () => {
-    const err = await refusal(pushTo(`${reg.host}/team/aicr`, archive, { plainHttp: true }));
+    const err = await rejection(pushTo(`${reg.host}/team/aicr`, archive, { plainHttp: true }));
     expect(err.code).toBe("INVALID_REQUEST");
     expect(err.remedy).toContain("drop --plain-http");
   }, 30_000);
@@ -124,7 +116,7 @@ describe("refusals", () => {
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = probe.port;
     probe.stop(true);
-    const err = await refusal(pushTo(`127.0.0.1:${port}/team/aicr`, archive, { credentials: creds }));
+    const err = await rejection(pushTo(`127.0.0.1:${port}/team/aicr`, archive, { credentials: creds }));
     expect(err.code).toBe("UNAVAILABLE");
     expect(err.message).toStartWith(`Cannot reach the registry "127.0.0.1:${port}"`);
   }, 30_000);
@@ -137,7 +129,7 @@ describe("refusals", () => {
         if (line.startsWith("Uploaded")) ac.abort(new AicrError("CANCELED", "cancelled by SIGINT"));
       },
     });
-    const err = await refusal(
+    const err = await rejection(
       pushTo(`${reg.host}/team/cancel`, fresh, { ca: reg.caPem, credentials: creds, signal: ac.signal, log }),
     );
     expect(err.code).toBe("CANCELED");
@@ -149,7 +141,7 @@ describe("refusals", () => {
   test("cancelled: CANCELED, nothing sent", async () => {
     const ac = new AbortController();
     ac.abort(new AicrError("CANCELED", "cancelled by SIGINT"));
-    const err = await refusal(
+    const err = await rejection(
       pushTo(`${reg.host}/team/aicr`, archive, { ca: reg.caPem, credentials: creds, signal: ac.signal }),
     );
     expect(err.code).toBe("CANCELED");

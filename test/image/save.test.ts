@@ -2,7 +2,6 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { mkdir, mkdtemp, readdir, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AicrError } from "../../src/core/errors.ts";
 import {
   type Arch,
   aicrImage,
@@ -14,6 +13,7 @@ import {
 } from "../../src/image/aicr-image.ts";
 import { readOciArchive } from "../../src/image/archive.ts";
 import { type SaveOptions, saveImage } from "../../src/image/save.ts";
+import { rejection } from "../_expect.ts";
 import { fakeBinary, fakeInfo, fakeRuntime } from "./_fixtures.ts";
 
 let dir: string;
@@ -45,15 +45,6 @@ async function setup(arch: Arch, over: Partial<SaveOptions> = {}): Promise<SaveO
     repository: info.repository,
     ...over,
   };
-}
-
-async function rejection(p: Promise<unknown>): Promise<AicrError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as AicrError;
-  }
-  throw new Error("expected a rejection");
 }
 
 test("writes a one-platform archive whose manifest digest is the image's", async () => {

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { AicrError } from "../../src/core/errors.ts";
 import { writeNewDirectory } from "../../src/core/files.ts";
+import { rejection } from "../_expect.ts";
 
 let parent: string;
 beforeEach(async () => {
@@ -17,15 +17,6 @@ const files = [
   { file: "a.yaml", content: "a: 1\n" },
   { file: "b.yaml", content: "b: 2\n" },
 ];
-
-async function rejection(p: Promise<unknown>): Promise<AicrError> {
-  try {
-    await p;
-  } catch (err) {
-    return err as AicrError;
-  }
-  throw new Error("expected a rejection");
-}
 
 test("writes a new 0700 directory with 0600 files whatever the umask", async () => {
   const old = process.umask(0o000);

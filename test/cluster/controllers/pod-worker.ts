@@ -5,7 +5,7 @@ import { ContainerConfigError, containerEnv } from "./env.ts";
 import type { EventRecorder } from "./events.ts";
 import type { KubeletLogs } from "./logs.ts";
 import type { ContainerView, PodView } from "./pod-status.ts";
-import { type ContainerRuntime, sleep } from "./runtime.ts";
+import { type ContainerRuntime, pullImage, sleep } from "./runtime.ts";
 
 export interface PodWorkerContext {
   store: Store;
@@ -58,11 +58,17 @@ export async function runPod(ctx: PodWorkerContext): Promise<void> {
   for (const [c, isInit, i] of all) {
     const slot = (isInit ? view.init : view.main)[i]!;
     const fp = fieldPath(isInit, i);
-    if (!ctx.isUnpullable(c.image)) {
-      ctx.record(pod, "Normal", "Pulled", `Container image "${c.image}" already present on machine`, fp);
+    const pull = await pullImage(ctx.runtime, c.image, ctx.isUnpullable);
+    if (ctx.signal.aborted) return;
+    if (pull.ok) {
+      if (pull.pulled) {
+        ctx.record(pod, "Normal", "Pulling", `Pulling image "${c.image}"`, fp);
+        ctx.record(pod, "Normal", "Pulled", `Successfully pulled image "${c.image}"`, fp);
+      } else
+        ctx.record(pod, "Normal", "Pulled", `Container image "${c.image}" already present on machine`, fp);
       continue;
     }
-    const msg = `rpc error: code = NotFound desc = failed to pull and unpack image "${c.image}": failed to resolve reference "${c.image}": ${c.image}: not found`;
+    const msg = pull.message;
     ctx.record(pod, "Normal", "Pulling", `Pulling image "${c.image}"`, fp);
     ctx.record(pod, "Warning", "Failed", `Failed to pull image "${c.image}": ${msg}`, fp);
     ctx.record(pod, "Warning", "Failed", "Error: ErrImagePull", fp);

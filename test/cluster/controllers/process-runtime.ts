@@ -6,7 +6,14 @@
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Bind, chrootArgv, containerUser, imageArgv, volumeBinds } from "../images/chroot.ts";
+import {
+  type Bind,
+  chrootArgv,
+  containerUser,
+  imageArgv,
+  inPrivateMounts,
+  volumeBinds,
+} from "../images/chroot.ts";
 import type { ImagePuller, PulledImage } from "../images/pull.ts";
 import { expandVars } from "./env.ts";
 import type { ContainerRuntime, RunContext, RunFunction, RunResult } from "./runtime.ts";
@@ -48,17 +55,7 @@ export const SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceacco
 export function withServiceAccountMount(dir: string, argv: string[]): string[] {
   const m = SERVICE_ACCOUNT_MOUNT;
   const script = `mount --bind "$0" ${m} && mount -o remount,ro,bind ${m} && exec "$@"`;
-  return [
-    Bun.which("unshare") ?? "unshare",
-    "--mount",
-    "--propagation",
-    "private",
-    "/bin/sh",
-    "-c",
-    script,
-    dir,
-    ...argv,
-  ];
+  return inPrivateMounts(script, [dir, ...argv]);
 }
 
 /** Copies a stream until it ends or `stop` resolves (a grandchild may keep the pipe open forever). */
@@ -107,18 +104,32 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
     return workDir;
   };
 
+  // imagePullPolicy IfNotPresent, whatever the pod says: a reference is pulled once per runtime.
+  const images = new Map<string, Promise<PulledImage>>();
+  const pulled = (image: string): Promise<PulledImage> | undefined => {
+    const known = images.get(image);
+    if (known) return known;
+    const pulling = opts.pull?.(image);
+    if (!pulling) return undefined;
+    images.set(image, pulling);
+    pulling.catch(() => images.delete(image)); // a failed pull is tried again next time
+    return pulling;
+  };
+  const pull = async (image: string): Promise<boolean> => {
+    if (lookup(image)) return false;
+    const pulling = pulled(image);
+    if (!pulling) return false;
+    await pulling;
+    return true;
+  };
+
   const run = async (ctx: RunContext): Promise<RunResult> => {
     const exe = lookup(ctx.container.image);
     let image: PulledImage | undefined;
     if (!exe) {
-      const pulling = opts.pull?.(ctx.container.image);
+      const pulling = pulled(ctx.container.image);
       if (!pulling) return fallback(ctx);
-      try {
-        image = await pulling;
-      } catch (e) {
-        ctx.stderr(`failed to pull image "${ctx.container.image}": ${(e as Error).message}\n`);
-        return { exitCode: 1 };
-      }
+      image = await pulling; // the kubelet's pull phase already waited for it (and failed the pod if it threw)
     }
     const pod = ctx.pod;
     const fromImage = image ? Object.fromEntries(image.env.map((e) => e.split(/=(.*)/s).slice(0, 2))) : {};
@@ -198,5 +209,5 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
       if (rootCopy) await rm(rootCopy, { recursive: true, force: true });
     }
   };
-  return { run };
+  return opts.pull ? { run, pull } : { run };
 }

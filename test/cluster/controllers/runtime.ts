@@ -30,6 +30,36 @@ export type RunFunction = (ctx: RunContext) => Promise<RunResult>;
 
 export interface ContainerRuntime {
   run: RunFunction;
+  /**
+   * Pulls an image before its container starts, as a kubelet does: resolves true once pulled, false
+   * for an image this runtime does not pull (it is "already present"), and throws when the pull fails.
+   */
+  pull?(image: string): Promise<boolean>;
+}
+
+export type PullOutcome = { ok: true; pulled: boolean } | { ok: false; message: string };
+
+/** The kubelets' pull phase for one image: the configured unpullable images, then the runtime's pull. */
+export async function pullImage(
+  runtime: ContainerRuntime,
+  image: string,
+  isUnpullable: (image: string) => boolean,
+): Promise<PullOutcome> {
+  if (isUnpullable(image))
+    return {
+      ok: false,
+      message: `rpc error: code = NotFound desc = failed to pull and unpack image "${image}": failed to resolve reference "${image}": ${image}: not found`,
+    };
+  if (!runtime.pull) return { ok: true, pulled: false };
+  try {
+    return { ok: true, pulled: await runtime.pull(image) };
+  } catch (e) {
+    const detail = (e as Error).message.replace(/\s+/g, " ").trim();
+    return {
+      ok: false,
+      message: `rpc error: code = Unknown desc = failed to pull and unpack image "${image}": ${detail}`,
+    };
+  }
 }
 
 export function asRuntime(r: ContainerRuntime | RunFunction | undefined): ContainerRuntime {

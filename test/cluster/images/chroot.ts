@@ -81,6 +81,14 @@ export function chrootArgv(o: { root: string; binds: Bind[]; user?: string; argv
   // The script runs with the container's PATH; chroot lives in the host's /usr/sbin.
   const chroot = Bun.which("chroot", { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }) ?? "/usr/sbin/chroot";
   lines.push(`exec ${q(chroot)}${userspec} ${q(o.root)} "$@"`);
+  return inPrivateMounts(lines.join("\n"), ["container", ...o.argv]);
+}
+
+/**
+ * argv that runs a shell script in a private mount namespace (needs root): what it mounts is seen by
+ * the program it `exec`s and by nothing else. `args` are the script's $0, $1, …
+ */
+export function inPrivateMounts(script: string, args: string[]): string[] {
   return [
     Bun.which("unshare") ?? "unshare",
     "--mount",
@@ -88,9 +96,8 @@ export function chrootArgv(o: { root: string; binds: Bind[]; user?: string; argv
     "private",
     "/bin/sh",
     "-c",
-    lines.join("\n"),
-    "container",
-    ...o.argv,
+    script,
+    ...args,
   ];
 }
 

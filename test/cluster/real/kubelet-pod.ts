@@ -9,7 +9,7 @@ import { ContainerConfigError } from "../controllers/env.ts";
 import { ContainerLog } from "../controllers/logs.ts";
 import type { ContainerView, PodView } from "../controllers/pod-status.ts";
 import { SERVICE_ACCOUNT_MOUNT } from "../controllers/process-runtime.ts";
-import { type ContainerRuntime, type RunResult, sleep } from "../controllers/runtime.ts";
+import { type ContainerRuntime, pullImage, type RunResult, sleep } from "../controllers/runtime.ts";
 import type { KObject } from "../store.ts";
 import { isApiError, type NodeApi, rfc3339 } from "./kubelet-api.ts";
 import type { LogLookup } from "./kubelet-logs.ts";
@@ -176,11 +176,16 @@ export class PodWorker {
       ...mainSpecs.map((c, i) => [c, false, view.main[i]!] as const),
     ]) {
       const fp = fieldPath(isInit, c);
-      if (!this.host.isUnpullable(c.image)) {
-        this.event("Normal", "Pulled", `Container image "${c.image}" already present on machine`, fp);
+      const pull = await pullImage(this.host.runtime, c.image, this.host.isUnpullable);
+      if (this.abort.signal.aborted) return this.aborted();
+      if (pull.ok) {
+        if (pull.pulled) {
+          this.event("Normal", "Pulling", `Pulling image "${c.image}"`, fp);
+          this.event("Normal", "Pulled", `Successfully pulled image "${c.image}"`, fp);
+        } else this.event("Normal", "Pulled", `Container image "${c.image}" already present on machine`, fp);
         continue;
       }
-      const msg = `rpc error: code = NotFound desc = failed to pull and unpack image "${c.image}": failed to resolve reference "${c.image}": ${c.image}: not found`;
+      const msg = pull.message;
       this.event("Normal", "Pulling", `Pulling image "${c.image}"`, fp);
       this.event("Warning", "Failed", `Failed to pull image "${c.image}": ${msg}`, fp);
       slot.state = { waiting: { reason: "ErrImagePull", message: msg } };
