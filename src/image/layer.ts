@@ -20,8 +20,11 @@ export class LayerError extends Error {
   override readonly name = "LayerError";
 }
 
-/** One level everywhere: a different level (or zlib build) gives different bytes and digests. */
-export const GZIP_LEVEL = 9;
+/**
+ * One level everywhere: a different level (or zlib build) gives different bytes and digests. 6 (gzip's
+ * default): level 9 makes the binary's layer 2.4% smaller in 2.6 times the time (6.0 s against 2.3 s).
+ */
+export const GZIP_LEVEL = 6;
 const PARENT_MODE = 0o755;
 
 function components(path: string): string[] {

@@ -88,7 +88,7 @@ describe("aicr image push", () => {
     expect(r.stdout).toBe(`${reg.host}/cmd/config@${archive.digest}\n`);
   }, 60_000);
 
-  test("exit statuses: 4 for a wrong password, 6 for an untrusted certificate, 2 for bad flags before any request", async () => {
+  test("exit statuses: 4 for a wrong password, 6 for an untrusted certificate or nobody listening, 2 for bad flags before any request", async () => {
     const wrong = await run(
       [tar, `${reg.host}/cmd/aicr`, "--username", "grace", "--password-stdin", "--ca-file", reg.caFile],
       {
@@ -104,6 +104,14 @@ describe("aicr image push", () => {
     });
     expect(untrusted.code).toBe(6);
     expect(untrusted.stderr).toContain("--ca-file");
+
+    // nobody listening (port 9, discard, is closed on loopback): exit 6 with the registry named
+    const closed = await run([tar, "127.0.0.1:9/cmd/aicr", "--username", "grace", "--password-stdin"], {
+      stdin: PASSWORD,
+    });
+    expect(closed.code).toBe(6);
+    expect(closed.stderr).toContain("127.0.0.1:9");
+    expect(closed.stderr).toContain("remedy:");
 
     // a closed port: exit 2 (not 6) proves the flags were refused before any connection
     const flags = await run([tar, "127.0.0.1:9/cmd/aicr", "--username", "grace"]);
