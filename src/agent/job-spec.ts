@@ -18,6 +18,8 @@ export interface PodSettings {
   debug?: boolean | undefined;
   requests?: Record<string, string> | undefined;
   limits?: Record<string, string> | undefined;
+  /** The Job's activeDeadlineSeconds (default ACTIVE_DEADLINE_SECONDS); see jobDeadlineSeconds. */
+  activeDeadlineSeconds?: number | undefined;
 }
 
 /** What the Job needs beyond the run's names; every field already validated by the caller. */
@@ -32,7 +34,6 @@ export interface AgentJobInput extends PodSettings {
   output: string;
   /** True when `output` is the run's staging ConfigMap: the agent then owns it to the Job. */
   outputIsStaging: boolean;
-  activeDeadlineSeconds?: number | undefined;
   owner?: OwnerRef | undefined;
 }
 
@@ -44,7 +45,17 @@ export interface Toleration {
 }
 
 export const TTL_AFTER_FINISHED_SECONDS = 3600;
+/** A Job built without a caller's timeout (the SDK's AgentRun used directly): 5 h, as the Go original. */
 export const ACTIVE_DEADLINE_SECONDS = 18_000;
+/** How far a run's Job may outlive the run's own wait: long enough that the wait always decides first. */
+export const DEADLINE_GRACE_SECONDS = 60;
+
+/**
+ * activeDeadlineSeconds for a Job whose run waits `timeoutMs`: the wait plus a minute's grace, so a
+ * killed run's pod is stopped by Kubernetes soon after the run would have given up on it.
+ */
+export const jobDeadlineSeconds = (timeoutMs: number): number =>
+  Math.ceil(timeoutMs / 1000) + DEADLINE_GRACE_SECONDS;
 export const GPU_RESOURCE = "nvidia.com/gpu";
 
 const PRIVILEGED_RESOURCES = {

@@ -1,6 +1,6 @@
 import type { ReceiptRow } from "../agent/cleanup.ts";
 import { AgentRun, type AgentRunConfig, planAgentRun, type RunWaits } from "../agent/deployer.ts";
-import { buildAgentJob } from "../agent/job-spec.ts";
+import { buildAgentJob, jobDeadlineSeconds } from "../agent/job-spec.ts";
 import type { ResultConfigMap } from "../agent/result.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
 import { AicrError } from "../core/errors.ts";
@@ -117,7 +117,14 @@ async function namesAreFree(
 export async function collectSnapshot(o: CollectSnapshotOptions): Promise<CollectSnapshotResult> {
   const identity = { runId: o.runId ?? generateRunId(), invocationId: generateInvocationId() };
   const progress = createProgress(o.log);
-  const config: AgentRunConfig = { ...o, identity, jobPrefix: o.jobPrefix, delivered: o.delivered };
+  const config: AgentRunConfig = {
+    ...o,
+    identity,
+    jobPrefix: o.jobPrefix,
+    delivered: o.delivered,
+    // A killed run's privileged pod is stopped by Kubernetes a minute after --timeout, not in 5 h.
+    activeDeadlineSeconds: jobDeadlineSeconds(o.timeoutMs),
+  };
   planAgentRun(config); // names are validated before the first request
   const fail = new AbortController();
   const signal = AbortSignal.any([o.signal, fail.signal]);

@@ -77,11 +77,19 @@ async function mapLimit<T, R>(
 ): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
+  let failed = false;
   const worker = async () => {
-    while (next < items.length) {
+    // After one failure nothing new is sent: the call has already failed (an unreachable server
+    // would otherwise be asked every remaining question, one wave after another).
+    while (next < items.length && !failed) {
       signal?.throwIfAborted();
       const i = next++;
-      out[i] = await fn(items[i] as T);
+      try {
+        out[i] = await fn(items[i] as T);
+      } catch (err) {
+        failed = true;
+        throw err;
+      }
     }
   };
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
@@ -272,7 +280,11 @@ export async function checkPermissions(
   admission?.catch(() => {});
   // A caller allowed every verb on every resource cluster-wide (cluster-admin) holds everything the
   // run needs and grants: one review instead of ~50. Anyone else gets the full list, one line each.
-  const everything = await review(client, EVERYTHING).catch(() => ({ allowed: false }));
+  // A refusal to answer is "not everything"; a server that cannot be reached fails the gate here.
+  const everything = await review(client, EVERYTHING).catch((err: unknown) => {
+    if (err instanceof AicrError && (err.code === "UNAVAILABLE" || err.code === "CANCELED")) throw err;
+    return { allowed: false };
+  });
   input.signal?.throwIfAborted();
   if (everything.allowed) {
     const mode = await modeP;

@@ -73,6 +73,11 @@ interface DiscoveryResource {
 const groupVersionPath = (apiVersion: string): string =>
   apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 
+export interface KubeClientOptions {
+  /** How long a request waits for response headers before UNAVAILABLE (default 30 s). */
+  responseHeaderTimeoutMs?: number;
+}
+
 /**
  * The one seam between aicr and the Kubernetes API (client-node reads the kubeconfig; kube/http.ts
  * carries the requests). Every call names what it was doing, and every failure leaves as an
@@ -85,14 +90,14 @@ export class KubeClient {
   /** Discovery answers, per group version, for kinds outside the known table. */
   private readonly discovered = new Map<string, Promise<DiscoveryResource[]>>();
 
-  private constructor(loaded: LoadedKubeConfig) {
+  private constructor(loaded: LoadedKubeConfig, options: KubeClientOptions) {
     this.server = loaded.server;
     this.origin = loaded.origin;
-    this.http = new KubeHttp(loaded.kc, loaded.server);
+    this.http = new KubeHttp(loaded.kc, loaded.server, options.responseHeaderTimeoutMs);
   }
 
-  static connect(source: KubeConfigSource): KubeClient {
-    return new KubeClient(loadKubeConfig(source));
+  static connect(source: KubeConfigSource, options: KubeClientOptions = {}): KubeClient {
+    return new KubeClient(loadKubeConfig(source), options);
   }
 
   private async call<T>(doing: string, fn: () => Promise<T>): Promise<T> {

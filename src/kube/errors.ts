@@ -1,5 +1,5 @@
 import { AicrError, type ErrorCode } from "../core/errors.ts";
-import { KubeHttpError } from "./http.ts";
+import { KubeHttpError, NoAnswerError } from "./http.ts";
 
 /** The apiserver's answer, kept in Kubernetes words so callers can branch on `reason`. */
 interface KubeStatus {
@@ -75,6 +75,19 @@ function codeFor(status: KubeStatus): ErrorCode {
 /** Any client failure → AicrError naming what we were doing; the apiserver's own message is kept. */
 export function toAicrError(err: unknown, doing: string, server?: string): AicrError {
   if (err instanceof AicrError) return err;
+  if (err instanceof NoAnswerError) {
+    return new AicrError(
+      "UNAVAILABLE",
+      `${doing}: the API server${server ? ` at ${server}` : ""} accepted no request or sent no answer`,
+      {
+        remedy:
+          "check that the kubeconfig's server address is the API server itself (not a port or proxy that accepts connections and holds them) and that the server is healthy",
+        // Not worth a retry: a server that held one request for this long holds the next one too.
+        context: { noAnswer: true },
+        cause: err,
+      },
+    );
+  }
   const status = kubeStatusOf(err);
   if (status) {
     return new AicrError(codeFor(status), `${doing}: ${status.message}`, {
@@ -125,7 +138,7 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
 
 /** Worth retrying: the server was unreachable or dropped us, throttled us, or failed on its side. */
 export function isTransient(err: unknown): boolean {
-  if (!(err instanceof AicrError)) return false;
+  if (!(err instanceof AicrError) || err.context.noAnswer) return false;
   const status = err.context.status;
   return (
     err.code === "UNAVAILABLE" || err.code === "RATE_LIMITED" || (typeof status === "number" && status >= 500)

@@ -21,6 +21,20 @@ export class KubeHttpError extends Error {
   }
 }
 
+/**
+ * No response headers within the limit: a server (or something in front of it) that accepts the
+ * connection and never answers. Without this bound such a request waits forever.
+ */
+export class NoAnswerError extends Error {
+  constructor(readonly limitMs: number) {
+    super(`no response within ${limitMs / 1000}s`);
+    this.name = "NoAnswerError";
+  }
+}
+
+/** How long a request waits for the response headers: connect, TLS handshake and the server's answer. */
+export const RESPONSE_HEADER_TIMEOUT_MS = 30_000;
+
 export type Query = Record<string, string | number | boolean | undefined>;
 
 export interface RequestOptions {
@@ -55,6 +69,7 @@ export class KubeHttp {
   constructor(
     private readonly kc: KubeConfig,
     readonly server: string,
+    private readonly headerTimeoutMs: number = RESPONSE_HEADER_TIMEOUT_MS,
   ) {}
 
   /** The kubeconfig's credentials for one request (exec plugins and token files refresh here). */
@@ -111,18 +126,31 @@ export class KubeHttp {
     const session = this.sessionFor(https);
     const body =
       o.body === undefined ? undefined : typeof o.body === "string" ? o.body : JSON.stringify(o.body);
-    return session.fetch(this.url(path, o.query), {
-      method,
-      headers: {
-        ...headers,
-        Accept: "application/json",
-        "User-Agent": USER_AGENT,
-        ...(body !== undefined ? { "Content-Type": o.contentType ?? "application/json" } : {}),
-      },
-      ...(body !== undefined ? { body } : {}),
-      ...(o.signal ? { signal: o.signal } : {}),
-      ...(o.stream ? { timeout: false } : {}),
-    });
+    // Bounds the wait for the headers only: a watch or a log may then stay silent as long as it likes.
+    const unanswered = new AbortController();
+    const timer = setTimeout(
+      () => unanswered.abort(new NoAnswerError(this.headerTimeoutMs)),
+      this.headerTimeoutMs,
+    );
+    try {
+      return await session.fetch(this.url(path, o.query), {
+        method,
+        headers: {
+          ...headers,
+          Accept: "application/json",
+          "User-Agent": USER_AGENT,
+          ...(body !== undefined ? { "Content-Type": o.contentType ?? "application/json" } : {}),
+        },
+        ...(body !== undefined ? { body } : {}),
+        signal: o.signal ? AbortSignal.any([o.signal, unanswered.signal]) : unanswered.signal,
+        ...(o.stream ? { timeout: false } : {}),
+      });
+    } catch (err) {
+      if (unanswered.signal.aborted && !o.signal?.aborted) throw unanswered.signal.reason;
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   /** A JSON request whose non-2xx answer becomes a KubeHttpError. */

@@ -71,6 +71,27 @@ for (const backend of BACKENDS)
     );
 
     test(
+      "--timeout 1m: the agent Job's activeDeadlineSeconds is the timeout plus a minute (default 5m: 360)",
+      async () => {
+        const ns = await freshNamespace(cluster, "deadline");
+        const since = lastSeq(cluster);
+        const deadlines = (from: number) =>
+          writes(cluster, from)
+            .filter((e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`)
+            .map((e) => (e.body as { spec: { activeDeadlineSeconds: number } }).spec.activeDeadlineSeconds);
+        const short = await runSnapshot(admin, ["-n", ns, ...img, "--timeout", "1m"]);
+        expect(short.code, short.stderr).toBe(0);
+        expect(deadlines(since)).toEqual([120]);
+        const middle = lastSeq(cluster);
+        const byDefault = await runSnapshot(admin, ["-n", ns, ...img]);
+        expect(byDefault.code, byDefault.stderr).toBe(0);
+        expect(deadlines(middle)).toEqual([360]);
+        await untilNoRunObjects(cluster, ns);
+      },
+      TEST_MS,
+    );
+
+    test(
       "-t json re-encodes; -o <file> writes the file and keeps stdout empty",
       async () => {
         const ns = await freshNamespace(cluster, "formats");

@@ -1,4 +1,6 @@
 /** Pure builders of one validation run's objects; every name carries the run ID. */
+
+import { jobDeadlineSeconds } from "../../agent/job-spec.ts";
 import { type RunIdentity, runLabels } from "../../agent/labels.ts";
 import { nameWithRunId } from "../../agent/names.ts";
 import { type OwnerRef, ownerReference } from "../../agent/rbac-objects.ts";
@@ -12,7 +14,6 @@ export const VALIDATOR_LABEL = "aicr.run/validator";
 export const VALIDATOR_CONTAINER = "validator";
 const RBAC = "rbac.authorization.k8s.io/v1";
 const TTL_SECONDS = 3600;
-const DEADLINE_GRACE_SECONDS = 60;
 
 export interface ValidationNames {
   /** ServiceAccount, ClusterRole, ClusterRoleBinding, Role and RoleBinding. */
@@ -135,7 +136,7 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
       backoffLimit: 0,
       ttlSecondsAfterFinished: TTL_SECONDS,
       // A backstop past the controller's own wait, so the wait (and its TIMEOUT) always decides first.
-      activeDeadlineSeconds: Math.ceil(j.timeoutMs / 1000) + DEADLINE_GRACE_SECONDS,
+      activeDeadlineSeconds: jobDeadlineSeconds(j.timeoutMs),
       template: {
         metadata: { labels: { ...labels } },
         spec: {

@@ -13,7 +13,7 @@ import { resource } from "../resources.ts";
 import type { TestCluster, TestClusterOptions } from "../testbed.ts";
 import type { ApiserverAccess } from "../wiring.ts";
 import { adminHttp } from "./admin-http.ts";
-import { startControlPlane } from "./control-plane.ts";
+import { takeControlPlane } from "./control-plane.ts";
 import { CLUSTER_POLICY_CRD, installCrd } from "./crds.ts";
 import { startFaultProxy } from "./fault-proxy.ts";
 import { startRealKubelet } from "./kubelet.ts";
@@ -36,7 +36,7 @@ const MIRRORED = [
 ];
 
 export async function startRealCluster(options: TestClusterOptions): Promise<TestCluster> {
-  const cp = await startControlPlane([]);
+  const cp = await takeControlPlane();
   const stops: (() => Promise<unknown>)[] = [() => cp.stop()];
   const stopAll = async () => {
     for (const s of stops.reverse()) await s().catch(() => {});

@@ -39,6 +39,29 @@ export function freePort(): Promise<number> {
   });
 }
 
+let spare: Promise<ControlPlane> | undefined;
+
+/**
+ * A control plane for a new test cluster. Inside `bun test`, one spare is started in the background
+ * once the one handed out is ready, so the next cluster (the next test file, or the next test of a
+ * suite that starts one per test) does not wait the 3–5 s an apiserver takes to come up. A spare
+ * nobody takes stops with the test process (`up` stops when its stdin closes).
+ */
+export function takeControlPlane(): Promise<ControlPlane> {
+  const cp = spare ?? startControlPlane([]);
+  spare = undefined;
+  if (process.env.NODE_ENV === "test") {
+    void cp.then(
+      () => {
+        spare ??= startControlPlane([]);
+        spare.catch(() => {}); // a failed spare fails the cluster that takes it, not this one
+      },
+      () => {},
+    );
+  }
+  return cp;
+}
+
 export async function startControlPlane(users: StaticUser[]): Promise<ControlPlane> {
   const bin = await controlPlaneBinary();
   const dir = mkdtempSync(join(tmpdir(), "aicr-real-cluster-"));
