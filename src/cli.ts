@@ -1,7 +1,9 @@
 import { type ArgDef, type ArgsDef, type CommandDef, renderUsage, runCommand } from "citty";
 import { globalArgs } from "./commands/_args.ts";
+import { normalizeArgv } from "./commands/_argv.ts";
 import type { CliData } from "./commands/_define.ts";
 import { AicrError } from "./core/errors.ts";
+import { nearest } from "./core/suggest.ts";
 import { VERSION } from "./core/version.ts";
 
 type Loader = () => Promise<CommandDef<ArgsDef>>;
@@ -97,39 +99,12 @@ async function usage(cmd: CommandDef<ArgsDef>, parent?: CommandDef<ArgsDef>): Pr
 
 const aliasesOf = (def: ArgDef): string[] => [(def as { alias?: string | string[] }).alias ?? []].flat();
 
-function flagSpellings(args: ArgsDef): Set<string> {
-  const names = new Set<string>(["help", "h"]);
-  for (const [name, def] of Object.entries(args)) {
-    if (def.type === "positional") continue;
-    names.add(name);
-    if (def.type === "boolean") names.add(`no-${name}`);
-    for (const alias of aliasesOf(def)) names.add(alias);
-  }
-  return names;
-}
-
 const valueFlags = (args: ArgsDef): Set<string> =>
   new Set(
     Object.entries(args)
       .filter(([, d]) => d.type === "string" || d.type === "enum")
       .flatMap(([n, d]) => [n, ...aliasesOf(d)]),
   );
-
-/** citty ignores unknown flags; an operator's typo must not be silently dropped. */
-function rejectUnknownFlags(command: string, argv: string[], args: ArgsDef): void {
-  const known = flagSpellings(args);
-  for (const arg of argv) {
-    if (arg === "--") break;
-    if (!arg.startsWith("-") || arg === "-") continue;
-    const name = arg.replace(/^--?/, "").split("=")[0] ?? "";
-    if (!known.has(name)) {
-      throw new AicrError("INVALID_REQUEST", `unknown flag ${JSON.stringify(arg)} for "aicr ${command}"`, {
-        remedy: `run "aicr ${command} --help" for the flags it takes`,
-        context: { flag: arg },
-      });
-    }
-  }
-}
 
 /** Index of the command name: the first argument that is neither a flag nor a global flag's value. */
 function commandIndex(argv: string[]): number {
@@ -160,7 +135,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
   const at = commandIndex(argv);
   if (at < 0) {
     if (argv.length === 0 || wantsHelp) return io.stdout(await usage(root));
-    rejectUnknownFlags("", argv, globalArgs);
+    normalizeArgv("", argv, globalArgs);
     throw new AicrError("INVALID_REQUEST", "no command given", {
       remedy: 'run "aicr --help" to list the commands',
     });
@@ -168,10 +143,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
   const name = argv[at] ?? "";
   const group = COMMANDS[name];
   if (!group) {
-    throw new AicrError("INVALID_REQUEST", `unknown command ${JSON.stringify(name)}`, {
-      remedy: `use one of: ${Object.keys(COMMANDS).join(", ")} (see "aicr --help")`,
-      context: { command: name },
-    });
+    const guess = nearest(name, Object.keys(COMMANDS));
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `unknown command ${JSON.stringify(name)}${guess ? `: did you mean "${guess}"?` : ""}`,
+      {
+        remedy: `use one of: ${Object.keys(COMMANDS).join(", ")} (see "aicr --help")`,
+        context: { command: name },
+      },
+    );
   }
   let rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
   let entry: CommandEntry;
@@ -189,10 +169,15 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
     }
     const found = group.subcommands[subName];
     if (!found) {
-      throw new AicrError("INVALID_REQUEST", `unknown command "${name} ${subName}"`, {
-        remedy: `use one of: ${Object.keys(group.subcommands).join(", ")} (see "aicr ${name} --help")`,
-        context: { command: `${name} ${subName}` },
-      });
+      const guess = nearest(subName, Object.keys(group.subcommands));
+      throw new AicrError(
+        "INVALID_REQUEST",
+        `unknown command "${name} ${subName}"${guess ? `: did you mean "${name} ${guess}"?` : ""}`,
+        {
+          remedy: `use one of: ${Object.keys(group.subcommands).join(", ")} (see "aicr ${name} --help")`,
+          context: { command: `${name} ${subName}` },
+        },
+      );
     }
     entry = found;
     path = `${name} ${subName}`;
@@ -202,7 +187,7 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
   const shown = parent === root ? root : { ...parent, meta: { ...parent.meta, name: `aicr ${name}` } };
   if (wantsHelp) return io.stdout(await usage(cmd, shown));
   const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
-  rejectUnknownFlags(path, rest, args);
+  rest = normalizeArgv(path, rest, args);
   try {
     await runCommand(cmd, { rawArgs: rest, data: { signal: io.signal } satisfies CliData });
   } catch (err) {

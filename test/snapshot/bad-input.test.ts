@@ -39,6 +39,17 @@ const CASES: [string, string[], string][] = [
   ["--no-cleanup with a non-boolean", ["--no-cleanup=perhaps"], "cleanup"],
   ["an unknown flag", ["--bogus"], "--bogus"],
   ["bad namespace", ["-n", "Not_A_Namespace"], "Not_A_Namespace"],
+  // argv itself (issue 14): one strict reading before citty's
+  ["-n with no value", ["-n"], "flag -n needs a value"],
+  ["-n followed by another flag", ["-n", "--debug"], "flag -n needs a value"],
+  ["-o with no value", ["-o"], "flag -o needs a value"],
+  ["a stray word", ["extra-word"], 'unexpected argument "extra-word" for "aicr snapshot"'],
+  ["a negative --timeout", ["--timeout", "-1m"], 'invalid --timeout "-1m"'],
+  [
+    "a misspelt flag",
+    ["--outptu", "snap.yaml"],
+    'unknown flag "--outptu" for "aicr snapshot": did you mean "--output"?',
+  ],
 ];
 
 for (const backend of BACKENDS)

@@ -92,6 +92,18 @@ for (const backend of BACKENDS)
     );
 
     test(
+      "-n<namespace> with the value attached, as kubectl reads it, runs in that namespace",
+      async () => {
+        const ns = await freshNamespace(cluster, "attached");
+        const r = await runSnapshot(admin, [`-n${ns}`, ...img]);
+        expect(r.code, r.stderr).toBe(0);
+        expect(r.stderr).toContain(`deployed Job ${ns}/`);
+        await untilNoRunObjects(cluster, ns);
+      },
+      TEST_MS,
+    );
+
+    test(
       "-t json re-encodes; -o <file> writes the file and keeps stdout empty",
       async () => {
         const ns = await freshNamespace(cluster, "formats");

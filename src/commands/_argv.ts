@@ -1,0 +1,111 @@
+/**
+ * The one check of a command's argv before citty parses it: every flag known (with the nearest
+ * spelling suggested when not), every value flag given its value, no stray positional. It also
+ * rewrites what citty would misread into `--name=value`: `-ndemo` and `-n=demo` (as kubectl users
+ * write them) and values that start with a dash (`--timeout -1m` reaches the duration parser, which
+ * says what is wrong with it, instead of becoming an unknown flag).
+ */
+import type { ArgDef, ArgsDef } from "citty";
+import { AicrError } from "../core/errors.ts";
+import { nearest } from "../core/suggest.ts";
+
+const aliasesOf = (def: ArgDef): string[] => [(def as { alias?: string | string[] }).alias ?? []].flat();
+
+interface Spelling {
+  /** The argument's key: `--<key>=value` is what citty is given. */
+  key: string;
+  takesValue: boolean;
+}
+
+function spellings(args: ArgsDef): Map<string, Spelling> {
+  const out = new Map<string, Spelling>([
+    ["help", { key: "help", takesValue: false }],
+    ["h", { key: "help", takesValue: false }],
+  ]);
+  for (const [key, def] of Object.entries(args)) {
+    if (def.type === "positional") continue;
+    const takesValue = def.type === "string" || def.type === "enum";
+    for (const name of [key, ...aliasesOf(def)]) out.set(name, { key, takesValue });
+    if (def.type === "boolean") out.set(`no-${key}`, { key, takesValue: false });
+  }
+  return out;
+}
+
+const dashed = (name: string): string => (name.length === 1 ? `-${name}` : `--${name}`);
+
+/** argv as citty should see it, or an INVALID_REQUEST naming the first problem. */
+export function normalizeArgv(command: string, argv: readonly string[], args: ArgsDef): string[] {
+  const known = spellings(args);
+  const who = command ? `aicr ${command}` : "aicr";
+  const positionals = Object.values(args).filter((d) => d.type === "positional").length;
+  const bad = (message: string, context: Record<string, unknown>, remedy?: string) =>
+    new AicrError("INVALID_REQUEST", message, {
+      remedy: remedy ?? `run "${who} --help" for the flags it takes`,
+      context,
+    });
+  const isFlag = (token: string | undefined): boolean => {
+    if (token === undefined || !token.startsWith("-") || token === "-") return false;
+    const name = token.replace(/^--?/, "").split("=")[0] ?? "";
+    return known.has(name) || (!token.startsWith("--") && known.has(name.slice(0, 1)));
+  };
+  const out: string[] = [];
+  let seen = 0;
+  for (let i = 0; i < argv.length; i++) {
+    const token = argv[i] ?? "";
+    if (token === "--") {
+      out.push(...argv.slice(i));
+      break;
+    }
+    if (!token.startsWith("-") || token === "-") {
+      if (++seen > positionals) {
+        throw bad(
+          `unexpected argument ${JSON.stringify(token)} for "${who}"`,
+          { argument: token },
+          positionals === 0
+            ? `"${who}" takes no arguments, only flags (see "${who} --help")`
+            : `"${who}" takes ${positionals} argument${positionals > 1 ? "s" : ""} (see "${who} --help")`,
+        );
+      }
+      out.push(token);
+      continue;
+    }
+    const long = token.startsWith("--");
+    const body = token.slice(long ? 2 : 1);
+    const eq = body.indexOf("=");
+    let name = eq >= 0 ? body.slice(0, eq) : body;
+    let value: string | undefined = eq >= 0 ? body.slice(eq + 1) : undefined;
+    // -ndemo: a one-letter value flag with its value attached, as pflag reads it
+    if (!long && !known.has(name) && known.get(body.slice(0, 1))?.takesValue) {
+      [name, value] = [body.slice(0, 1), body.slice(1).replace(/^=/, "")];
+    }
+    const spelling = known.get(name);
+    if (!spelling) {
+      const guess = nearest(
+        name,
+        [...known.keys()].filter((k) => k.length > 1),
+      );
+      throw bad(
+        `unknown flag ${JSON.stringify(token)} for "${who}"${guess ? `: did you mean "--${guess}"?` : ""}`,
+        { flag: token },
+      );
+    }
+    if (!spelling.takesValue) {
+      out.push(token);
+      continue;
+    }
+    if (value === undefined) {
+      const next = argv[i + 1];
+      if (next === undefined || next === "--" || isFlag(next)) {
+        throw bad(
+          `flag ${dashed(name)} needs a value`,
+          { flag: dashed(name) },
+          `write ${dashed(name)} <value>`,
+        );
+      }
+      value = next;
+      i++;
+    }
+    out.push(`--${spelling.key}=${value}`);
+  }
+  return out;
+}
