@@ -3,10 +3,12 @@
  *  1. imports point down the layer list only (same layer is fine, except command ↔ command);
  *  2. only src/kube/ imports @kubernetes/client-node;
  *  3. src/ never imports test/ or scripts/;
- *  4. pure builders import no I/O (fs, child_process, net, http, process-level modules).
+ *  4. pure builders import no I/O (fs, child_process, net, http, process-level modules);
+ *  5. ARCHITECTURE.md's src/ tree names every file under src/, and only those (check-tree.ts).
  */
 import { readdir, readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
+import { checkTree } from "./check-tree.ts";
 
 const root = join(import.meta.dir, "..");
 const src = join(root, "src");
@@ -79,6 +81,8 @@ for (const path of await walk(src)) {
     }
   }
 }
+
+problems.push(...(await checkTree(root)));
 
 if (problems.length > 0) {
   console.error(`layer check failed:\n  ${problems.join("\n  ")}`);
