@@ -7,6 +7,8 @@ import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import { onForcedExit } from "../core/shutdown.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
+import { toAicrError } from "../kube/errors.ts";
+import { NoAnswerError } from "../kube/http.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
 import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { agentLogRelay } from "./agent-log.ts";
@@ -128,6 +130,39 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   planAgentRun(config); // names are validated before the first request
   const fail = new AbortController();
   const signal = AbortSignal.any([o.signal, fail.signal]);
+  // --timeout bounds the whole run from here, the gate and the log stream included (it would follow
+  // a stuck agent forever). A server that has not answered anything by then is reported as silent.
+  const deadline = Date.now() + o.timeoutMs;
+  const deadlineTimer = setTimeout(
+    () =>
+      fail.abort(
+        o.client.answered
+          ? new AicrError("TIMEOUT", `the agent did not finish within --timeout ${formatMs(o.timeoutMs)}`, {
+              remedy:
+                "read the agent log above for where it stopped; raise --timeout if the node is just slow",
+            })
+          : toAicrError(new NoAnswerError(o.timeoutMs), "waiting for the API server", o.client.server),
+      ),
+    o.timeoutMs,
+  );
+  try {
+    return await runWithin(o, { identity, progress, config, fail, signal, deadline });
+  } finally {
+    clearTimeout(deadlineTimer);
+  }
+}
+
+interface RunScope {
+  identity: { runId: string; invocationId: string };
+  progress: ReturnType<typeof createProgress>;
+  config: AgentRunConfig;
+  fail: AbortController;
+  signal: AbortSignal;
+  deadline: number;
+}
+
+async function runWithin(o: CollectSnapshotOptions, scope: RunScope): Promise<CollectSnapshotResult> {
+  const { identity, progress, config, fail, signal, deadline } = scope;
   let run = new AgentRun(o.client, config, { log: o.log, signal });
 
   // Read-only and fail-open: it goes out with the gate's questions instead of after them.
@@ -177,23 +212,11 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
   const relay = agentLogRelay(o.log);
   const receipt: ReceiptRow[] = [];
   const kept: CollectSnapshotResult["kept"] = [];
-  let deadlineTimer: ReturnType<typeof setTimeout> | undefined;
   let sentinelTimer: ReturnType<typeof setTimeout> | undefined;
   let podSeen = false;
   const watches = new AbortController();
   let content = "";
   try {
-    const deadline = Date.now() + o.timeoutMs;
-    // --timeout bounds the whole wait, the log stream included (it would follow a stuck agent forever).
-    deadlineTimer = setTimeout(
-      () =>
-        fail.abort(
-          new AicrError("TIMEOUT", `the agent did not finish within --timeout ${formatMs(o.timeoutMs)}`, {
-            remedy: "read the agent log above for where it stopped; raise --timeout if the node is just slow",
-          }),
-        ),
-      o.timeoutMs,
-    );
     // The pod, the Job's end and the agent's write all arrive as events on watches opened while the
     // Job's create is in flight (from a resourceVersion that precedes it, no lists).
     const remaining = () => Math.max(1, deadline - Date.now());
@@ -243,7 +266,6 @@ export async function collectSnapshot(o: CollectSnapshotOptions): Promise<Collec
     content = await unlessAborted(run.readResult(seen), signal);
     progress.phase("result read");
   } finally {
-    clearTimeout(deadlineTimer);
     clearTimeout(sentinelTimer);
     watches.abort();
     sentinel?.stop();

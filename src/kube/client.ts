@@ -96,6 +96,11 @@ export class KubeClient {
     this.http = new KubeHttp(loaded.kc, loaded.server, options.responseHeaderTimeoutMs);
   }
 
+  /** Whether the server has answered anything yet (a run's deadline tells "silent" from "slow" by it). */
+  get answered(): boolean {
+    return this.http.answered;
+  }
+
   static connect(source: KubeConfigSource, options: KubeClientOptions = {}): KubeClient {
     return new KubeClient(loadKubeConfig(source), options);
   }

@@ -65,6 +65,8 @@ const USER_AGENT = `aicr/${VERSION}`;
 
 export class KubeHttp {
   private session: Bun.FetchSession | undefined;
+  /** True once any response came back: the server is there, so a later silence is its own matter. */
+  answered = false;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -133,7 +135,7 @@ export class KubeHttp {
       this.headerTimeoutMs,
     );
     try {
-      return await session.fetch(this.url(path, o.query), {
+      const res = await session.fetch(this.url(path, o.query), {
         method,
         headers: {
           ...headers,
@@ -145,6 +147,8 @@ export class KubeHttp {
         signal: o.signal ? AbortSignal.any([o.signal, unanswered.signal]) : unanswered.signal,
         ...(o.stream ? { timeout: false } : {}),
       });
+      this.answered = true;
+      return res;
     } catch (err) {
       if (unanswered.signal.aborted && !o.signal?.aborted) throw unanswered.signal.reason;
       throw err;

@@ -62,6 +62,21 @@ test("a request to a silent server: UNAVAILABLE naming it after the limit, one c
 });
 
 test(
+  "with --timeout shorter than the limit, the run's deadline says the same, at the deadline (exit 6, not 5)",
+  async () => {
+    const r = await aicr(["snapshot", "-n", "anywhere", "--timeout", "3s"], {
+      env: baseEnv({ KUBECONFIG: https }),
+    });
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain(
+      `waiting for the API server: the API server at https://127.0.0.1:${listener.port} accepted no request or sent no answer: no response within 3s`,
+    );
+    expect(r.stdout).toBe("");
+  },
+  RESPONSE_HEADER_TIMEOUT_MS,
+);
+
+test(
   "aicr snapshot against it exits 6 with the server and a remedy instead of hanging",
   async () => {
     const r = await aicr(["snapshot", "-n", "anywhere", "--timeout", "10m"], {
