@@ -6,9 +6,9 @@
  *  4. pure builders import no I/O (fs, child_process, net, http, process-level modules);
  *  5. ARCHITECTURE.md's src/ tree names every file under src/, and only those (check-tree.ts).
  */
-import { readdir, readFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
-import { checkTree } from "./check-tree.ts";
+import { checkTree, walk } from "./check-tree.ts";
 
 const root = join(import.meta.dir, "..");
 const src = join(root, "src");
@@ -36,18 +36,6 @@ const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|tls|d
 
 const top = (file: string): string => (file.includes("/") ? (file.split("/")[0] ?? file) : file);
 const layerOf = (file: string): number => LAYERS.findIndex((l) => l.includes(top(file)));
-
-async function walk(dir: string): Promise<string[]> {
-  const entries = await readdir(dir, { withFileTypes: true });
-  const nested = await Promise.all(
-    entries.map((e) =>
-      e.isDirectory()
-        ? walk(join(dir, e.name))
-        : Promise.resolve(e.name.endsWith(".ts") ? [join(dir, e.name)] : []),
-    ),
-  );
-  return nested.flat();
-}
 
 const problems: string[] = [];
 for (const path of await walk(src)) {

@@ -9,7 +9,8 @@
 import { readdir, readFile } from "node:fs/promises";
 import { join, relative } from "node:path";
 
-async function walk(dir: string): Promise<string[]> {
+/** Every .ts file below `dir` (the layer check walks src/ with it too). */
+export async function walk(dir: string): Promise<string[]> {
   const entries = await readdir(dir, { withFileTypes: true });
   const nested = await Promise.all(
     entries.map((e) =>
