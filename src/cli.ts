@@ -23,21 +23,20 @@ type Entry = CommandEntry | { description: string; subcommands: Record<string, C
 export const COMMANDS: Record<string, Entry> = {
   snapshot: {
     description: "Capture a GPU node's configuration through a run-isolated agent Job (--local: this host)",
-    load: () => import("./commands/snapshot.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+    load: lazy(() => import("./commands/snapshot.ts")),
   },
   "render-rbac": {
     description:
       "Write the RBAC manifests that let an existing ServiceAccount run the agent (applies nothing)",
-    load: () => import("./commands/render-rbac.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+    load: lazy(() => import("./commands/render-rbac.ts")),
   },
   validate: {
     description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
-    load: () => import("./commands/validate.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+    load: lazy(() => import("./commands/validate.ts")),
   },
   "cleanup-legacy": {
     description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
-    load: () =>
-      import("./commands/cleanup-legacy.ts").then((m) => m.default as unknown as CommandDef<ArgsDef>),
+    load: lazy(() => import("./commands/cleanup-legacy.ts")),
   },
   image: {
     description:
