@@ -18,7 +18,7 @@ const LAYERS: string[][] = [
   ["main.ts", "index.ts"],
   ["cli.ts"],
   ["commands"],
-  ["controller", "agent", "validate", "legacy", "image"],
+  ["remote", "agent", "validate", "legacy", "image"],
   ["rbac", "collect", "snapshot", "run"],
   ["transport"],
   ["kube"],

@@ -1,6 +1,6 @@
 import { AicrError, ExitStatus, exitCodeOf, formatError, isAicrError } from "./core/errors.ts";
 import { createLogger } from "./core/log.ts";
-import { forcedExitReports } from "./core/shutdown.ts";
+import { forcedExitReports } from "./run/shutdown.ts";
 
 /**
  * The entry point and the only place that decides the exit status. The first SIGINT/SIGTERM

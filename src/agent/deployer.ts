@@ -2,13 +2,14 @@ import type { Writable } from "node:stream";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
-import { type CleanupOptions, cleanupRun, type ReceiptRow } from "./cleanup.ts";
-import { createAllBindingsLast, createOwned, settleAll } from "./create-owned.ts";
-import { CreatedSet } from "./created-set.ts";
+import { watchUntil } from "../kube/watch-until.ts";
+import { type CleanupOptions, cleanupRun, type ReceiptRow } from "../run/cleanup.ts";
+import { createAllBindingsLast, createOwned, settleAll } from "../run/create-owned.ts";
+import { CreatedSet } from "../run/created-set.ts";
+import { type RunIdentity, runLabels } from "../run/labels.ts";
+import { type RunNames, runNames } from "../run/names.ts";
+import { ensureNamespace } from "../run/namespace.ts";
 import { buildAgentJob, type PodSettings } from "./job-spec.ts";
-import { type RunIdentity, runLabels } from "./labels.ts";
-import { type RunNames, runNames } from "./names.ts";
-import { ensureNamespace } from "./namespace.ts";
 import { pickOwnedPod } from "./pod-select.ts";
 import {
   buildClusterRole,
@@ -22,7 +23,6 @@ import { type ResultConfigMap, readSnapshotConfigMap, SNAPSHOT_KEY } from "./res
 import { checkRuntimeClass } from "./runtime-class.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "./service-account-mode.ts";
 import { describePodState, type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
-import { watchUntil } from "./watch-until.ts";
 
 export interface AgentRunConfig extends PodSettings {
   namespace: string;

@@ -1,5 +1,5 @@
 import { clusterRules, NAMESPACED_RULES, toPolicyRule } from "../rbac/rules.ts";
-import type { RunNames } from "./names.ts";
+import type { RunNames } from "../run/names.ts";
 
 /** An ownerReference to the run's anchor: deleting the anchor lets the garbage collector remove the run. */
 export interface OwnerRef {

@@ -1,7 +1,7 @@
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isNotFoundError } from "../kube/errors.ts";
-import { type CreatedSet, ownerUids } from "./created-set.ts";
+import { type CreatedSet, ownerUids } from "../run/created-set.ts";
 
 export const SNAPSHOT_KEY = "snapshot.yaml";
 
@@ -9,7 +9,7 @@ export type ResultConfigMap = KubeObject & { data?: Record<string, string> };
 
 /**
  * The agent's result: the ConfigMap it wrote, bytes unchanged. When the run owns that ConfigMap (the
- * staging copy) its UID is recorded here, since the pod created it and the controller never saw a create.
+ * staging copy) its UID is recorded here, since the pod created it and the remote side never saw a create.
  */
 export async function readSnapshotConfigMap(
   client: KubeClient,

@@ -1,8 +1,8 @@
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { runPodSelector } from "./labels.ts";
+import { watchUntil } from "../kube/watch-until.ts";
+import { runPodSelector } from "../run/labels.ts";
 import { ownedByJob, type PodLike } from "./pod-select.ts";
-import { watchUntil } from "./watch-until.ts";
 
 interface JobLike {
   metadata?: { uid?: string };

@@ -46,7 +46,7 @@ function scopeFrom(
 export default defineAicrCommand({
   name: "cleanup-legacy",
   description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
-  transport: "controller",
+  transport: "remote",
   args: {
     "all-namespaces": {
       type: "boolean",
@@ -88,7 +88,7 @@ export default defineAicrCommand({
       );
     }
     const client = await ctx.transport.connect();
-    if (!client) throw new AicrError("INTERNAL", "the controller transport returned no cluster client");
+    if (!client) throw new AicrError("INTERNAL", "the remote transport returned no cluster client");
     ctx.log.info(`cluster ${client.server} (credentials from ${client.origin})`);
 
     const result = await cleanupLegacy(client, {

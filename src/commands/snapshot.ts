@@ -1,9 +1,9 @@
-import { placementMismatch } from "../controller/auto-target.ts";
-import { collectSnapshot } from "../controller/collect-snapshot.ts";
-import { resolveSnapshotOptions } from "../controller/options.ts";
-import { badFlag, parseBool, parseCount, rawBooleanFlag } from "../controller/parse.ts";
 import { repeatedFlag } from "../core/argv.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
+import { placementMismatch } from "../remote/auto-target.ts";
+import { collectSnapshot } from "../remote/collect-snapshot.ts";
+import { resolveSnapshotOptions } from "../remote/options.ts";
+import { badFlag, parseBool, parseCount, rawBooleanFlag } from "../remote/parse.ts";
 import { collectNodeSnapshot } from "../snapshot/collect-node.ts";
 import { describeDestination, parseDestination } from "../snapshot/deliver.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat, serializeSnapshot } from "../snapshot/serialize.ts";
@@ -27,7 +27,7 @@ export default defineAicrCommand({
         ? "in-cluster"
         : args.local
           ? "local"
-          : "controller",
+          : "remote",
   args: {
     output: {
       type: "string",
@@ -134,7 +134,7 @@ export default defineAicrCommand({
         writeStdout,
       });
     }
-    if (ctx.transport.name !== "controller") {
+    if (ctx.transport.name !== "remote") {
       // In the agent's pod or --local: every input is checked before anything is collected.
       const destination = parseDestination(args.output);
       const format = (args.format ?? "yaml") as SnapshotFormat;
@@ -185,7 +185,7 @@ export default defineAicrCommand({
       ctx.env,
     );
     const client = await ctx.transport.connect();
-    if (!client) throw new Error("the controller transport always yields a client");
+    if (!client) throw new Error("the remote transport always yields a client");
     const dest = options.destination;
     const result = await collectSnapshot({
       ...options,

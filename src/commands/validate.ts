@@ -17,7 +17,7 @@ const negated = (args: Record<string, unknown>, name: string): boolean =>
 export default defineAicrCommand({
   name: "validate",
   description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
-  transport: (args) => (args.validator ? "in-cluster" : "controller"),
+  transport: (args) => (args.validator ? "in-cluster" : "remote"),
   args: {
     recipe: {
       type: "string",
@@ -121,7 +121,7 @@ export default defineAicrCommand({
       env: ctx.env,
       connect: async () => {
         const client = await ctx.transport.connect();
-        if (!client) throw new Error("the controller transport always yields a client");
+        if (!client) throw new Error("the remote transport always yields a client");
         return client;
       },
       writeStdout,

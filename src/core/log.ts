@@ -14,7 +14,7 @@ export interface LoggerOptions {
   color?: boolean;
   /** Defaults to process.stderr; tests pass their own sink. */
   write?: (line: string) => void;
-  /** Prefix every text line (the agent sets it so its lines stand out in the controller's stream). */
+  /** Prefix every text line (the agent sets it so its lines stand out in the remote side's stream). */
   tag?: string;
 }
 

@@ -42,7 +42,7 @@ export function createRunContext(options: RunContextOptions): RunContext {
   // Validated before anything else happens, including the first log line.
   const runId = resolveRunId({ flag: options.flags.runId, env: env.AICR_RUN_ID });
   const log = createLogger({
-    // In the agent's pod the log is the controller's data stream: always JSON lines.
+    // In the agent's pod the log is the remote side's data stream: always JSON lines.
     json: Boolean(options.flags.logJson) || options.transport === "in-cluster",
     debug: Boolean(options.flags.debug),
     ...(options.writeLog ? { write: options.writeLog } : {}),

@@ -25,7 +25,7 @@ export interface CollectNodeOptions {
   writeStdout: (text: string) => void;
 }
 
-/** The controller marks its own staging ConfigMap; the Job's identity comes from the downward API. */
+/** The remote side marks its own staging ConfigMap; the Job's identity comes from the downward API. */
 function stagingOwner(env: Env): { name: string; uid: string } | undefined {
   if (env.AICR_OUTPUT_OWNED_BY_JOB !== "true" || !env.AICR_JOB_NAME || !env.AICR_JOB_UID) return undefined;
   return { name: env.AICR_JOB_NAME, uid: env.AICR_JOB_UID };

@@ -54,7 +54,7 @@ export function snapshotDataKey(format: SnapshotFormat): string {
   return `snapshot.${format}`;
 }
 
-/** Labels and data keys as the controller expects them (the reference agent's staging ConfigMap). */
+/** Labels and data keys as the remote side expects them (the reference agent's staging ConfigMap). */
 export function buildSnapshotConfigMap(
   ref: ConfigMapRef,
   options: SnapshotConfigMapOptions,

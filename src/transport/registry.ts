@@ -1,7 +1,7 @@
 import { AicrError } from "../core/errors.ts";
-import { controllerTransport } from "./controller.ts";
 import { inClusterTransport } from "./in-cluster.ts";
 import { localTransport } from "./local.ts";
+import { remoteTransport } from "./remote.ts";
 import type { Transport, TransportName, TransportOptions } from "./types.ts";
 
 /** The plugin seam: each transport is a plain factory in this record. */
@@ -13,7 +13,7 @@ const TRANSPORTS: Record<TransportName, (options: TransportOptions) => Transport
   }),
   local: localTransport,
   "in-cluster": inClusterTransport,
-  controller: controllerTransport,
+  remote: remoteTransport,
 };
 
 export function createTransport(name: TransportName, options: TransportOptions): Transport {

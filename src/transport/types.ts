@@ -6,9 +6,9 @@ import type { KubeClient } from "../kube/client.ts";
  *  - offline:    never opens a connection (render-rbac);
  *  - local:      collect this host; use a cluster only if one is configured and answers;
  *  - in-cluster: the agent inside the Job's pod (KUBECONFIG when set, else the pod's ServiceAccount);
- *  - controller: the operator's jump host (kubeconfig as kubectl resolves it); a cluster is required.
+ *  - remote: the operator's jump host (kubeconfig as kubectl resolves it); a cluster is required.
  */
-export type TransportName = "offline" | "local" | "in-cluster" | "controller";
+export type TransportName = "offline" | "local" | "in-cluster" | "remote";
 
 export interface Transport {
   readonly name: TransportName;

@@ -1,7 +1,7 @@
-import { collectSnapshot } from "../controller/collect-snapshot.ts";
-import { resolveSnapshotOptions } from "../controller/options.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { collectSnapshot } from "../remote/collect-snapshot.ts";
+import { resolveSnapshotOptions } from "../remote/options.ts";
 import { CAPTURE_JOB_PREFIX, type ValidateOptions } from "./options.ts";
 
 /**

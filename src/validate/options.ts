@@ -1,5 +1,5 @@
-import { badFlag, parseDuration } from "../controller/parse.ts";
 import { AicrError } from "../core/errors.ts";
+import { badFlag, parseDuration } from "../remote/parse.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
 import { PHASES, type Phase } from "./recipe.ts";
 
@@ -10,7 +10,7 @@ export const CAPTURE_JOB_PREFIX = "aicr-validate";
 
 export type Source = { kind: "file"; path: string } | { kind: "configmap"; ref: ConfigMapRef };
 
-/** The raw inputs of `aicr validate` (controller side). */
+/** The raw inputs of `aicr validate` (the remote side). */
 export interface ValidateFlags {
   recipe?: string | undefined;
   snapshot?: string | undefined;

@@ -1,4 +1,4 @@
-import { stagingConfigMapName } from "../../src/agent/names.ts";
+import { stagingConfigMapName } from "../../src/run/names.ts";
 import { type KObject, resource } from "../cluster/store.ts";
 import type { TestCluster as Cluster } from "../cluster/testbed.ts";
 

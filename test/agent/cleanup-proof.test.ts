@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import type { AgentRun } from "../../src/agent/deployer.ts";
-import { runLabels } from "../../src/agent/labels.ts";
+import { runLabels } from "../../src/run/labels.ts";
 import { type KObject, resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { stagingConfigMapName } from "../../src/agent/names.ts";
 import { AicrError } from "../../src/core/errors.ts";
+import { stagingConfigMapName } from "../../src/run/names.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {

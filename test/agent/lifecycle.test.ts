@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { ReceiptRow } from "../../src/agent/cleanup.ts";
-import { runLabels } from "../../src/agent/labels.ts";
+import type { ReceiptRow } from "../../src/run/cleanup.ts";
+import { runLabels } from "../../src/run/labels.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";

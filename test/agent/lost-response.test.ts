@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { stagingConfigMapName } from "../../src/agent/names.ts";
+import { stagingConfigMapName } from "../../src/run/names.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {
   type AgentCluster,

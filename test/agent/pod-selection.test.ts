@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { runLabels } from "../../src/agent/labels.ts";
+import { runLabels } from "../../src/run/labels.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import {

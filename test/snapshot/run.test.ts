@@ -1,4 +1,4 @@
-/** The compiled binary in controller mode against a cluster: what a successful run delivers and leaves. */
+/** The compiled binary in remote mode (from a jump host) against a cluster: what a successful run delivers and leaves. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";

@@ -1,10 +1,10 @@
 /** Pure builders of one validation run's objects; every name carries the run ID. */
 
 import { jobDeadlineSeconds } from "../../agent/job-spec.ts";
-import { type RunIdentity, runLabels } from "../../agent/labels.ts";
-import { nameWithRunId } from "../../agent/names.ts";
 import { type OwnerRef, ownerReference } from "../../agent/rbac-objects.ts";
 import { LABEL } from "../../core/labels.ts";
+import { type RunIdentity, runLabels } from "../../run/labels.ts";
+import { nameWithRunId } from "../../run/names.ts";
 import { VALIDATOR_CLUSTER_RULES, VALIDATOR_ENV } from "../catalog.ts";
 import type { Phase } from "../recipe.ts";
 
@@ -135,7 +135,7 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
     spec: {
       backoffLimit: 0,
       ttlSecondsAfterFinished: TTL_SECONDS,
-      // A backstop past the controller's own wait, so the wait (and its TIMEOUT) always decides first.
+      // A backstop past the remote side's own wait, so the wait (and its TIMEOUT) always decides first.
       activeDeadlineSeconds: jobDeadlineSeconds(j.timeoutMs),
       template: {
         metadata: { labels: { ...labels } },

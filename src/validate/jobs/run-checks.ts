@@ -1,13 +1,13 @@
-import { cleanupRun, type ReceiptRow } from "../../agent/cleanup.ts";
-import { createAllBindingsLast, createOwned, settleAll } from "../../agent/create-owned.ts";
-import { CreatedSet } from "../../agent/created-set.ts";
-import { ensureNamespace } from "../../agent/namespace.ts";
 import type { OwnerRef } from "../../agent/rbac-objects.ts";
 import type { Logger } from "../../core/log.ts";
-import { onForcedExit } from "../../core/shutdown.ts";
 import { DEFAULT_IMAGE } from "../../core/version.ts";
 import type { KubeClient } from "../../kube/client.ts";
+import { cleanupRun, type ReceiptRow } from "../../run/cleanup.ts";
+import { createAllBindingsLast, createOwned, settleAll } from "../../run/create-owned.ts";
+import { CreatedSet } from "../../run/created-set.ts";
+import { ensureNamespace } from "../../run/namespace.ts";
 import { generateInvocationId } from "../../run/run-id.ts";
+import { onForcedExit } from "../../run/shutdown.ts";
 import type { Inputs } from "../flow.ts";
 import type { ValidateOptions } from "../options.ts";
 import { PHASES } from "../recipe.ts";

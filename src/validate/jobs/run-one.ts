@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
-import { type CreateOwnedOptions, createOwned } from "../../agent/create-owned.ts";
 import type { OwnerRef } from "../../agent/rbac-objects.ts";
 import { AicrError } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
+import { type CreateOwnedOptions, createOwned } from "../../run/create-owned.ts";
 import type { PlannedCheck } from "../catalog.ts";
 import { type CheckResult, statusOfExitCode } from "../report.ts";
 import { buildCheckJob, type Ctx, VALIDATOR_CONTAINER } from "./objects.ts";

@@ -1,9 +1,9 @@
 import { ownedByJob } from "../../agent/pod-select.ts";
+import { podFailure } from "../../agent/sentinel.ts";
 import type { PodState } from "../../agent/wait.ts";
-import { watchUntil } from "../../agent/watch-until.ts";
-import { podFailure } from "../../controller/sentinel.ts";
 import type { AicrError } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
+import { watchUntil } from "../../kube/watch-until.ts";
 import { VALIDATOR_LABEL } from "./objects.ts";
 
 export interface Terminated {

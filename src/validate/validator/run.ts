@@ -100,6 +100,6 @@ function writeTerminationMessage(message: string): void {
       closeSync(fd);
     }
   } catch {
-    // The message is also the last stdout line, which the controller falls back to.
+    // The message is also the last stdout line, which the remote side falls back to.
   }
 }

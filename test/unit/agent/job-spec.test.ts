@@ -1,6 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { type AgentJobInput, buildAgentJob, mergeResources } from "../../../src/agent/job-spec.ts";
-import { runNames } from "../../../src/agent/names.ts";
 import {
   buildClusterRole,
   buildClusterRoleBinding,
@@ -8,6 +7,7 @@ import {
   buildRoleBinding,
   buildServiceAccount,
 } from "../../../src/agent/rbac-objects.ts";
+import { runNames } from "../../../src/run/names.ts";
 
 const RUN = "20260821-142233-9f3a1c0b7e2d4a55";
 const names = runNames({ runId: RUN });

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { carriesInvocationLabels, runLabels, runPodSelector } from "../../../src/agent/labels.ts";
-import { nameWithRunId, runNames, stagingConfigMapName } from "../../../src/agent/names.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
+import { carriesInvocationLabels, runLabels, runPodSelector } from "../../../src/run/labels.ts";
+import { nameWithRunId, runNames, stagingConfigMapName } from "../../../src/run/names.ts";
 
 const RUN = "20260821-142233-9f3a1c0b7e2d4a55";
 

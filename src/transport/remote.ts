@@ -2,10 +2,10 @@ import type { KubeClient } from "../kube/client.ts";
 import type { Transport, TransportOptions } from "./types.ts";
 
 /** The jump host: --kubeconfig, else KUBECONFIG, else ~/.kube/config, with --context. A cluster is required. */
-export function controllerTransport(options: TransportOptions): Transport {
+export function remoteTransport(options: TransportOptions): Transport {
   let client: Promise<KubeClient> | undefined;
   return {
-    name: "controller",
+    name: "remote",
     contactsCluster: true,
     connect() {
       client ??= import("../kube/client.ts").then(({ KubeClient }) =>

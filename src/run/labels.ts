@@ -6,7 +6,7 @@ export interface RunIdentity {
 }
 
 /**
- * The five labels on every object the controller creates and on the pod template. The run ID says
+ * The five labels on every object a run creates and on the pod template. The run ID says
  * which run; only the invocation ID proves "this process created it" (never select on it).
  */
 export function runLabels(id: RunIdentity): Record<string, string> {

@@ -18,7 +18,7 @@ import {
 export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
 export const OS_FAMILIES = ["ubuntu", "rhel", "cos", "amazonlinux", "ol", "talos"];
 
-/** The raw inputs of `aicr snapshot` in controller mode: flags, then their environment fallbacks. */
+/** The raw inputs of `aicr snapshot` in remote mode (from a jump host): flags, then their environment fallbacks. */
 export interface SnapshotFlags {
   namespace: string;
   output?: string | undefined;

@@ -1,23 +1,23 @@
-import type { ReceiptRow } from "../agent/cleanup.ts";
 import { AgentRun, type AgentRunConfig, planAgentRun, type RunWaits } from "../agent/deployer.ts";
 import { buildAgentJob, jobDeadlineSeconds } from "../agent/job-spec.ts";
 import type { ResultConfigMap } from "../agent/result.ts";
+import { type Placement, podFailure, startSentinel } from "../agent/sentinel.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
+import { unlessAborted } from "../core/async.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
-import { onForcedExit } from "../core/shutdown.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { toAicrError } from "../kube/errors.ts";
 import { NoAnswerError } from "../kube/http.ts";
+import type { ReceiptRow } from "../run/cleanup.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
+import { onForcedExit } from "../run/shutdown.ts";
 import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { agentLogRelay } from "./agent-log.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
-import { unlessAborted } from "./cancel.ts";
 import type { SnapshotRunOptions } from "./options.ts";
 import { checkPermissions } from "./permissions.ts";
 import { createProgress } from "./progress.ts";
-import { type Placement, podFailure, startSentinel } from "./sentinel.ts";
 
 export interface CollectSnapshotOptions extends Omit<SnapshotRunOptions, "destination" | "format"> {
   client: KubeClient;

@@ -1,8 +1,8 @@
-import type { PodState } from "../agent/wait.ts";
-import { watchUntil } from "../agent/watch-until.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { watchUntil } from "../kube/watch-until.ts";
+import type { PodState } from "./wait.ts";
 
 export interface Placement {
   nodeSelector?: Record<string, string> | undefined;

@@ -1,5 +1,5 @@
 import { AicrError } from "../core/errors.ts";
-import type { KubeClient, ListOptions } from "../kube/client.ts";
+import type { KubeClient, ListOptions } from "./client.ts";
 
 export interface WatchUntilOptions<T, R> {
   client: KubeClient;
