@@ -3,6 +3,7 @@
  * (run ID, invocation ID, objects, permissions, result and cleanup), so concurrent calls are safe.
  */
 
+export { resolveSnapshotOptions, type SnapshotFlags } from "./commands/_snapshot-flags.ts";
 export { AicrError, type ErrorCode, EXIT_CODES } from "./core/errors.ts";
 export { createLogger, type Logger } from "./core/log.ts";
 export { KubeClient } from "./kube/client.ts";
@@ -11,7 +12,7 @@ export {
   type CollectSnapshotResult,
   collectSnapshot,
 } from "./remote/collect-snapshot.ts";
-export { resolveSnapshotOptions, type SnapshotFlags, type SnapshotRunOptions } from "./remote/options.ts";
+export type { SnapshotRunOptions } from "./remote/options.ts";
 export type { ReceiptRow } from "./run/cleanup.ts";
 export { generateRunId } from "./run/run-id.ts";
 export { parseSnapshot, type Snapshot } from "./snapshot/schema.ts";

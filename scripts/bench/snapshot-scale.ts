@@ -14,10 +14,10 @@
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { resolveSnapshotOptions } from "../../src/commands/_snapshot-flags.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import { collectSnapshot } from "../../src/remote/collect-snapshot.ts";
-import { resolveSnapshotOptions } from "../../src/remote/options.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { AGENT_IMAGE, snapshotCluster } from "../../test/snapshot/_harness.ts";
 import { INSTANT_IMAGE, median, mib, runCli, withPeakRss } from "./snapshot-common.ts";

@@ -2,13 +2,13 @@ import { repeatedFlag } from "../core/argv.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { placementMismatch } from "../remote/auto-target.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
-import { resolveSnapshotOptions } from "../remote/options.ts";
-import { badFlag, parseBool, parseCount, rawBooleanFlag } from "../remote/parse.ts";
 import { collectNodeSnapshot } from "../snapshot/collect-node.ts";
 import { describeDestination, parseDestination } from "../snapshot/deliver.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat, serializeSnapshot } from "../snapshot/serialize.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { badFlag, parseBool, parseCount, rawBooleanFlag } from "./_parse.ts";
+import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
 
 const AGENT_MODE_ENV = "AICR_AGENT_MODE";
 const writeStdout = (text: string): void => void process.stdout.write(text);

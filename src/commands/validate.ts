@@ -1,8 +1,8 @@
 import { repeatedFlag } from "../core/argv.ts";
 import { runValidate } from "../validate/flow.ts";
-import { resolveValidateOptions } from "../validate/options.ts";
 import { finishVerdict, runValidatorCheck } from "../validate/validator/run.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { resolveValidateOptions } from "./_validate-flags.ts";
 
 const writeStdout = (text: string): void => void process.stdout.write(text);
 

@@ -25,6 +25,8 @@ export interface CollectSnapshotOptions extends Omit<SnapshotRunOptions, "destin
   signal: AbortSignal;
   /** Defaults to a fresh one: concurrent calls in one process never share a run. */
   runId?: string | undefined;
+  /** The invocation's ID (the run context's); defaults to a fresh one. It goes on every object. */
+  invocationId?: string | undefined;
   /**
    * Refuse, before anything is written, a run ID whose objects still stand. Default: when `runId` is
    * given. A generated one (64 random bits) cannot be in use, so it costs no look-up.
@@ -117,7 +119,10 @@ async function namesAreFree(
  * has its own run ID, invocation ID, objects, permissions, logs, result and cleanup.
  */
 export async function collectSnapshot(o: CollectSnapshotOptions): Promise<CollectSnapshotResult> {
-  const identity = { runId: o.runId ?? generateRunId(), invocationId: generateInvocationId() };
+  const identity = {
+    runId: o.runId ?? generateRunId(),
+    invocationId: o.invocationId ?? generateInvocationId(),
+  };
   const progress = createProgress(o.log);
   const config: AgentRunConfig = {
     ...o,

@@ -1,7 +1,7 @@
+import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
-import { resolveSnapshotOptions } from "../remote/options.ts";
 import { CAPTURE_JOB_PREFIX, type ValidateOptions } from "./options.ts";
 
 /**
@@ -10,34 +10,17 @@ import { CAPTURE_JOB_PREFIX, type ValidateOptions } from "./options.ts";
  */
 export async function captureSnapshot(
   o: ValidateOptions,
-  io: {
-    client: KubeClient;
-    log: Logger;
-    signal: AbortSignal;
-    runId: string;
-    env: Readonly<Record<string, string | undefined>>;
-  },
+  io: { client: KubeClient; log: Logger; signal: AbortSignal; runId: string; invocationId?: string },
 ): Promise<string> {
-  const options = resolveSnapshotOptions(
-    {
-      namespace: o.namespace,
-      image: o.image,
-      imagePullSecrets: [],
-      jobName: CAPTURE_JOB_PREFIX,
-      nodeSelectors: [],
-      tolerations: [],
-      timeout: `${o.timeoutMs}ms`,
-      noCleanup: !o.cleanup,
-    },
-    io.env,
-  );
+  if (!o.capture) throw new AicrError("INTERNAL", "a live capture was asked for without its options");
   io.log.info(`capturing a live snapshot (Job ${CAPTURE_JOB_PREFIX}-${io.runId})`);
   const result = await collectSnapshot({
-    ...options,
+    ...o.capture,
     client: io.client,
     log: io.log,
     signal: io.signal,
     runId: io.runId,
+    invocationId: io.invocationId,
   });
   return result.content;
 }

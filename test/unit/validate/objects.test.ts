@@ -1,4 +1,5 @@
 import { expect, test } from "bun:test";
+import { resolveValidateOptions } from "../../../src/commands/_validate-flags.ts";
 import { VALIDATOR_CLUSTER_RULES } from "../../../src/validate/catalog.ts";
 import {
   buildCheckJob,
@@ -9,7 +10,6 @@ import {
   validationNames,
 } from "../../../src/validate/jobs/objects.ts";
 import { truncateOutput, verdictMessage } from "../../../src/validate/jobs/run-one.ts";
-import { resolveValidateOptions } from "../../../src/validate/options.ts";
 
 const RUN = "20261129-120000-0123456789abcdef";
 const id = { runId: RUN, invocationId: "inv-1" };
