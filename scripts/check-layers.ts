@@ -4,11 +4,13 @@
  *  2. only src/kube/ imports @kubernetes/client-node;
  *  3. src/ never imports test/ or scripts/;
  *  4. pure builders import no I/O (fs, child_process, net, http, process-level modules);
- *  5. ARCHITECTURE.md's src/ tree names every file under src/, and only those (check-tree.ts).
+ *  5. ARCHITECTURE.md's src/ tree names every file under src/, and only those (check-tree.ts);
+ *  6. the import graph has no cycle (type-only and dynamic imports count: they couple modules too).
  */
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
 import { checkTree, walk } from "./check-tree.ts";
+import { findCycles } from "./import-cycles.ts";
 
 const root = join(import.meta.dir, "..");
 const src = join(root, "src");
@@ -25,7 +27,7 @@ const LAYERS: string[][] = [
   ["core"],
 ];
 const PURE = [
-  /^rbac\/(rules|render)\.ts$/,
+  /^rbac\/(rules|render|objects)\.ts$/,
   /^core\/(names|labels|errors)\.ts$/,
   /^image\/(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
   /^image\/registry\/(reference|plan|challenge)\.ts$/,
@@ -38,6 +40,7 @@ const top = (file: string): string => (file.includes("/") ? (file.split("/")[0] 
 const layerOf = (file: string): number => LAYERS.findIndex((l) => l.includes(top(file)));
 
 const problems: string[] = [];
+const graph = new Map<string, Set<string>>();
 for (const path of await walk(src)) {
   const file = relative(src, path);
   const text = await readFile(path, "utf8");
@@ -57,6 +60,8 @@ for (const path of await walk(src)) {
       problems.push(`${file}: imports ${spec} from outside src/`);
       continue;
     }
+    if (!graph.has(file)) graph.set(file, new Set());
+    graph.get(file)?.add(target);
     if (layerOf(target) < layerOf(file))
       problems.push(`${file}: imports ${target}, which is in an outer layer`);
     if (
@@ -70,6 +75,7 @@ for (const path of await walk(src)) {
   }
 }
 
+problems.push(...findCycles(graph).map((c) => `import cycle: ${c.join(" → ")}`));
 problems.push(...(await checkTree(root)));
 
 if (problems.length > 0) {

@@ -15,6 +15,8 @@ const lazy =
 interface CommandEntry {
   description: string;
   load: Loader;
+  /** Internal (run inside aicr's own pods): runnable, but neither listed in help nor suggested. */
+  hidden?: true;
 }
 /** A verb, or a group of verbs (`aicr image push`): one level of nesting, each verb its own file. */
 type Entry = CommandEntry | { description: string; subcommands: Record<string, CommandEntry> };
@@ -60,7 +62,22 @@ export const COMMANDS: Record<string, Entry> = {
     description: "Print the version, the git revision and the agent image this build deploys",
     load: lazy(() => import("./commands/version.ts")),
   },
+  agent: {
+    description: "Internal: the in-pod agent",
+    load: lazy(() => import("./commands/agent.ts")),
+    hidden: true,
+  },
+  validator: {
+    description: "Internal: one built-in validator in its Job's pod",
+    load: lazy(() => import("./commands/validator.ts")),
+    hidden: true,
+  },
 };
+
+const isHidden = (e: Entry): boolean => "hidden" in e && e.hidden === true;
+const PUBLIC = Object.keys(COMMANDS).filter((name) => !isHidden(COMMANDS[name] as Entry));
+/** The agent Job runs `aicr snapshot …` with this set (the contract earlier images keep). */
+const AGENT_MODE_ENV = "AICR_AGENT_MODE";
 
 const root: CommandDef<ArgsDef> = {
   meta: {
@@ -70,7 +87,7 @@ const root: CommandDef<ArgsDef> = {
   },
   args: globalArgs,
   subCommands: Object.fromEntries(
-    Object.entries(COMMANDS).map(([name, c]) => [name, { meta: { name, description: c.description } }]),
+    PUBLIC.map((name) => [name, { meta: { name, description: COMMANDS[name]?.description } }]),
   ),
 };
 
@@ -139,15 +156,16 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
       remedy: 'run "aicr --help" to list the commands',
     });
   }
-  const name = argv[at] ?? "";
+  const given = argv[at] ?? "";
+  const name = given === "snapshot" && process.env[AGENT_MODE_ENV] === "true" ? "agent" : given;
   const group = COMMANDS[name];
   if (!group) {
-    const guess = nearest(name, Object.keys(COMMANDS));
+    const guess = nearest(name, PUBLIC);
     throw new AicrError(
       "INVALID_REQUEST",
       `unknown command ${JSON.stringify(name)}${guess ? `: did you mean "${guess}"?` : ""}`,
       {
-        remedy: `use one of: ${Object.keys(COMMANDS).join(", ")} (see "aicr --help")`,
+        remedy: `use one of: ${PUBLIC.join(", ")} (see "aicr --help")`,
         context: { command: name },
       },
     );

@@ -1,6 +1,6 @@
 import { quantityValue } from "../core/quantity.ts";
+import { type OwnerRef, ownerReference } from "../rbac/objects.ts";
 import type { RunNames } from "../run/names.ts";
-import { type OwnerRef, ownerReference } from "./rbac-objects.ts";
 
 /** How the agent's pod runs: shared by the run's config (deployer.ts) and the Job builder. */
 export interface PodSettings {

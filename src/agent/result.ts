@@ -1,6 +1,6 @@
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
-import { isNotFoundError } from "../kube/errors.ts";
+import { isNotFound } from "../kube/errors.ts";
 import { type CreatedSet, ownerUids } from "../run/created-set.ts";
 
 export const SNAPSHOT_KEY = "snapshot.yaml";
@@ -26,7 +26,7 @@ export async function readSnapshotConfigMap(
   try {
     cm = o.seen ?? (await client.get(ref));
   } catch (err) {
-    if (!isNotFoundError(err)) throw err;
+    if (!isNotFound(err)) throw err;
     throw new AicrError(
       "NOT_FOUND",
       `the agent finished but ConfigMap ${o.namespace}/${o.name} does not exist`,

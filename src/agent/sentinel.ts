@@ -1,6 +1,7 @@
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
+import type { CoreV1Event, Json } from "../kube/types.ts";
 import { watchUntil } from "../kube/watch-until.ts";
 import type { PodState } from "./wait.ts";
 
@@ -8,12 +9,6 @@ export interface Placement {
   nodeSelector?: Record<string, string> | undefined;
   tolerations?: unknown[] | undefined;
   autoTargeted: boolean;
-}
-
-interface EventLike {
-  involvedObject?: { uid?: string };
-  reason?: string;
-  message?: string;
 }
 
 const PULL_FAILURES = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"]);
@@ -60,7 +55,7 @@ export function podFailure(pod: PodState, o: { image: string; placement: Placeme
 }
 
 /** A FailedCreate on our Job is admission refusing the pod; a missing ServiceAccount is retried by the Job controller. */
-export function jobEventFailure(event: EventLike, jobUid: string): AicrError | undefined {
+export function jobEventFailure(event: Json<CoreV1Event>, jobUid: string): AicrError | undefined {
   if (event.involvedObject?.uid !== jobUid || event.reason !== "FailedCreate") return undefined;
   const message = event.message ?? "";
   if (/service ?account/i.test(message) && /not found/i.test(message)) return undefined;
@@ -81,18 +76,20 @@ export function startSentinel(
   o: {
     namespace: string;
     jobUid: string;
-    timeoutMs: number;
+    /** The run's deadline (the sentinel ends with it, or when stopped). */
+    signal: AbortSignal;
     log: Logger;
     onFailure: (err: AicrError) => void;
   },
 ): { stop: () => void } {
   const stop = new AbortController();
+  const signal = AbortSignal.any([o.signal, stop.signal]);
   const report = (err: AicrError) => {
     if (!stop.signal.aborted) o.onFailure(err);
   };
-  const common = { client, signal: stop.signal, timeoutMs: o.timeoutMs, describeTimeout: () => "" };
-  const events = watchUntil<EventLike, AicrError>({
-    ...common,
+  const events = watchUntil<Json<CoreV1Event>, AicrError>({
+    client,
+    signal,
     apiVersion: "v1",
     kind: "Event",
     plural: "events",

@@ -1,6 +1,6 @@
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { isForbiddenError, isNotFoundError } from "../kube/errors.ts";
+import { isForbidden, isNotFound } from "../kube/errors.ts";
 
 /** prefix: the run creates its own ServiceAccount and RBAC; exact: it runs as an existing one and grants nothing. */
 export type ServiceAccountMode =
@@ -25,8 +25,8 @@ export async function resolveServiceAccountMode(
     });
     return { mode: "exact", name: options.name };
   } catch (err) {
-    if (isNotFoundError(err)) return { mode: "prefix", prefix: options.name };
-    if (isForbiddenError(err)) {
+    if (isNotFound(err)) return { mode: "prefix", prefix: options.name };
+    if (isForbidden(err)) {
       throw new AicrError(
         "UNAUTHORIZED",
         `cannot tell whether ServiceAccount ${options.namespace}/${options.name} exists (get serviceaccounts is forbidden); refusing to guess`,

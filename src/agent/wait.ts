@@ -1,16 +1,9 @@
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
+import type { Json, V1Job, V1ObjectMeta, V1Pod } from "../kube/types.ts";
 import { watchUntil } from "../kube/watch-until.ts";
 import { runPodSelector } from "../run/labels.ts";
-import { ownedByJob, type PodLike } from "./pod-select.ts";
-
-interface JobLike {
-  metadata?: { uid?: string };
-  status?: {
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    active?: number;
-  };
-}
+import { ownedByJob } from "./pod-select.ts";
 
 export interface JobOutcome {
   succeeded: boolean;
@@ -33,11 +26,10 @@ export function waitForJob(
   o: JobBound & {
     namespace: string;
     name: string;
-    timeoutMs: number;
     signal: AbortSignal;
   },
 ): Promise<JobOutcome> {
-  return watchUntil<JobLike, JobOutcome>({
+  return watchUntil<Json<V1Job>, JobOutcome>({
     client,
     resourceVersion: o.resourceVersion,
     ready: o.ready,
@@ -46,7 +38,6 @@ export function waitForJob(
     plural: "jobs",
     list: { namespace: o.namespace, fieldSelector: `metadata.name=${o.name}` },
     signal: o.signal,
-    timeoutMs: o.timeoutMs,
     check(job, type) {
       if (type === "DELETED" || job.metadata?.uid !== o.uid()) {
         throw new AicrError(
@@ -64,22 +55,13 @@ export function waitForJob(
       if (failed) return { succeeded: false, reason: failed.reason, message: failed.message };
       return undefined;
     },
-    describeTimeout: (job) =>
-      `Job ${o.namespace}/${o.name} did not finish within ${Math.round(o.timeoutMs / 1000)}s (active pods: ${job?.status?.active ?? 0})`,
   });
 }
 
-export interface PodState extends PodLike {
-  metadata: NonNullable<PodLike["metadata"]> & { name: string };
-  status?: PodLike["status"] & {
-    conditions?: { type: string; status: string; reason?: string; message?: string }[];
-    containerStatuses?: {
-      state?: { waiting?: { reason?: string; message?: string }; running?: object; terminated?: object };
-    }[];
-  };
-}
+/** A pod of the run as the API's JSON carries it; a listed or watched pod always has its name. */
+export type PodState = Json<V1Pod> & { metadata: Json<V1ObjectMeta> & { name: string } };
 
-/** Human text for a pod's last known state, for TIMEOUT messages. */
+/** Human text for a pod's last known state: where a run stood when its deadline passed. */
 export function describePodState(pod: PodState | undefined): string {
   if (!pod) return "no pod of this run's Job was seen";
   const unscheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False");
@@ -100,12 +82,10 @@ export function waitForStartedPod(
   o: JobBound & {
     namespace: string;
     runId: string;
-    timeoutMs: number;
     signal: AbortSignal;
     onPending?: (pod: PodState) => void;
   },
 ): Promise<PodState> {
-  let last: PodState | undefined;
   return watchUntil<PodState, PodState>({
     client,
     resourceVersion: o.resourceVersion,
@@ -115,10 +95,8 @@ export function waitForStartedPod(
     plural: "pods",
     list: { namespace: o.namespace, labelSelector: runPodSelector(o.runId) },
     signal: o.signal,
-    timeoutMs: o.timeoutMs,
     check(pod, type) {
       if (type === "DELETED" || !ownedByJob(pod, o.uid()) || pod.metadata.deletionTimestamp) return undefined;
-      last = pod;
       const state = pod.status?.containerStatuses?.[0]?.state;
       if (
         state?.running ||
@@ -130,7 +108,5 @@ export function waitForStartedPod(
       o.onPending?.(pod);
       return undefined;
     },
-    describeTimeout: () =>
-      `the agent pod did not start within ${Math.round(o.timeoutMs / 1000)}s: ${describePodState(last)}`,
   });
 }

@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { access, stat } from "node:fs/promises";
 import { posix } from "node:path";
+import { runWithTimeout } from "../core/async.ts";
 import type { Env } from "./types.ts";
 
 /** The first executable regular file called `name` on the PATH from `env`; undefined when there is none. */
@@ -44,43 +45,32 @@ function cleanEnv(env: Env): Record<string, string> {
  * Runs a command to completion, killing it when the signal aborts or the timeout passes; an abort or
  * timeout rejects, a non-zero exit resolves with its code so the caller decides what it means.
  */
-export async function runCommand(
+export function runCommand(
   path: string,
   args: readonly string[],
   options: RunOptions,
 ): Promise<CommandResult> {
-  const proc = Bun.spawn([path, ...args], {
-    env: cleanEnv(options.env),
-    stdin: "ignore",
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  let expire: (reason: Error) => void = () => {};
-  // Rejects on abort or timeout without waiting for pipes a killed child's own children may still hold.
-  const expired = new Promise<never>((_, reject) => {
-    expire = reject;
-  });
-  const stop = (reason: Error): void => {
-    proc.kill("SIGKILL");
-    expire(reason);
-  };
-  const onAbort = (): void => stop(options.signal.reason ?? new Error("aborted"));
-  const timer = setTimeout(
-    () => stop(new Error(`${posix.basename(path)} did not finish within ${options.timeoutMs} ms`)),
-    options.timeoutMs,
+  // The rejection does not wait for pipes a killed child's own children may still hold.
+  return runWithTimeout(
+    async (signal) => {
+      const proc = Bun.spawn([path, ...args], {
+        env: cleanEnv(options.env),
+        stdin: "ignore",
+        stdout: "pipe",
+        stderr: "pipe",
+      });
+      signal.addEventListener("abort", () => proc.kill("SIGKILL"), { once: true });
+      const [stdout, stderr, exitCode] = await Promise.all([
+        new Response(proc.stdout).text(),
+        new Response(proc.stderr).text(),
+        proc.exited,
+      ]);
+      return { exitCode, stdout, stderr };
+    },
+    {
+      ms: options.timeoutMs,
+      onTimeout: () => new Error(`${posix.basename(path)} did not finish within ${options.timeoutMs} ms`),
+      signal: options.signal,
+    },
   );
-  options.signal.addEventListener("abort", onAbort, { once: true });
-  if (options.signal.aborted) onAbort();
-  try {
-    const finished = Promise.all([
-      new Response(proc.stdout).text(),
-      new Response(proc.stderr).text(),
-      proc.exited,
-    ]);
-    const [stdout, stderr, exitCode] = await Promise.race([finished, expired]);
-    return { exitCode, stdout, stderr };
-  } finally {
-    clearTimeout(timer);
-    options.signal.removeEventListener("abort", onAbort);
-  }
 }

@@ -1,3 +1,4 @@
+import { runWithTimeout } from "../core/async.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { MeasurementType } from "../snapshot/schema.ts";
@@ -54,35 +55,6 @@ function plan(options: CollectAllOptions): [CollectedType, Run][] {
   return steps;
 }
 
-interface TimedRun {
-  base: Omit<CollectorOptions, "signal">;
-  parent: AbortSignal;
-  ms: number;
-}
-
-async function runWithTimeout(run: Run, { base, parent, ms }: TimedRun): Promise<Measurement> {
-  const controller = new AbortController();
-  const timeoutError = new Error(`timed out after ${ms} ms`);
-  const onParentAbort = (): void => controller.abort(parent.reason);
-  parent.addEventListener("abort", onParentAbort, { once: true });
-  if (parent.aborted) onParentAbort();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  // The race ends a collector that ignores its signal; the abort tells a well-behaved one to stop.
-  const deadline = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => {
-      controller.abort(timeoutError);
-      reject(timeoutError);
-    }, ms);
-    controller.signal.addEventListener("abort", () => reject(controller.signal.reason), { once: true });
-  });
-  try {
-    return await Promise.race([run({ ...base, signal: controller.signal }), deadline]);
-  } finally {
-    clearTimeout(timer);
-    parent.removeEventListener("abort", onParentAbort);
-  }
-}
-
 /**
  * Runs every applicable collector concurrently, each under its own timeout. A collector that fails
  * or times out is logged with its name and cause and left out — never fatal. Measurements come back
@@ -95,7 +67,12 @@ export async function collectAll(options: CollectAllOptions): Promise<Measuremen
     plan(options).map(async ([type, run]) => {
       const ms = options.timeouts?.[type] ?? DEFAULT_TIMEOUTS[type];
       try {
-        return await runWithTimeout(run, { base, parent, ms });
+        // The timeout ends a collector that ignores its signal; the abort tells a well-behaved one to stop.
+        return await runWithTimeout((signal) => run({ ...base, signal }), {
+          ms,
+          onTimeout: () => new Error(`timed out after ${ms} ms`),
+          signal: parent,
+        });
       } catch (err) {
         if (!parent.aborted) {
           options.log.warn("collector failed; left out of the snapshot", {

@@ -1,4 +1,4 @@
-import type { NodeLike, PodLike } from "./k8s-source.ts";
+import type { Json, V1Node, V1Pod } from "../kube/types.ts";
 import type { Readings } from "./types.ts";
 
 /**
@@ -14,7 +14,7 @@ export function parseImage(image: string): [name: string, tag: string] {
 }
 
 /** Adds every container, init and ephemeral container image of the pods; a later pod's tag wins. */
-export function addPodImages(pods: readonly PodLike[], into: Readings): void {
+export function addPodImages(pods: readonly Json<V1Pod>[], into: Readings): void {
   for (const pod of pods) {
     const spec = pod.spec;
     const containers = [
@@ -58,15 +58,15 @@ export function providerOf(providerId: string): string {
 }
 
 /** The `node` subtype for the node this agent runs on. */
-export function nodeReadings(nodeName: string, node: NodeLike): Readings {
+export function nodeReadings(nodeName: string, node: Json<V1Node>): Readings {
   const out: Readings = { "source-node": nodeName };
   const providerId = node.spec?.providerID;
   if (providerId) {
     out.provider = providerOf(providerId);
     out["provider-id"] = providerId;
   }
-  const info = node.status?.nodeInfo ?? {};
-  const runtime = info.containerRuntimeVersion;
+  const info = node.status?.nodeInfo;
+  const runtime = info?.containerRuntimeVersion;
   if (runtime) {
     out["container-runtime-id"] = runtime;
     const sep = runtime.indexOf("://");
@@ -75,9 +75,9 @@ export function nodeReadings(nodeName: string, node: NodeLike): Readings {
       out["container-runtime-version"] = runtime.slice(sep + 3);
     }
   }
-  if (info.kubeletVersion) out["kubelet-version"] = info.kubeletVersion;
-  if (info.kernelVersion) out["kernel-version"] = info.kernelVersion;
-  if (info.operatingSystem) out["operating-system"] = info.operatingSystem;
-  if (info.osImage) out["os-image"] = info.osImage;
+  if (info?.kubeletVersion) out["kubelet-version"] = info.kubeletVersion;
+  if (info?.kernelVersion) out["kernel-version"] = info.kernelVersion;
+  if (info?.operatingSystem) out["operating-system"] = info.operatingSystem;
+  if (info?.osImage) out["os-image"] = info.osImage;
   return out;
 }

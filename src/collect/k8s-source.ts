@@ -1,7 +1,8 @@
+import type { ClusterPolicy, Json, V1Node, V1Pod } from "../kube/types.ts";
+
 /**
- * The cluster reads the K8s and NodeTopology collectors need, as plain shapes. The transport layer
- * implements this with @kubernetes/client-node; the field names match client-node's V1 models, so its
- * objects satisfy these types directly, and tests can pass literals.
+ * The cluster reads the K8s and NodeTopology collectors need, typed as the API's JSON of client-node's
+ * models (kube/types.ts). kube/cluster-reader.ts implements it over KubeClient; tests pass literals.
  */
 
 export interface ReadOptions {
@@ -26,59 +27,15 @@ export interface ServerVersionInfo {
   goVersion?: string | undefined;
 }
 
-export interface ContainerLike {
-  image?: string | undefined;
-}
-
-export interface PodLike {
-  metadata?: { name?: string | undefined; namespace?: string | undefined } | undefined;
-  spec?:
-    | {
-        containers?: ContainerLike[] | undefined;
-        initContainers?: ContainerLike[] | undefined;
-        ephemeralContainers?: ContainerLike[] | undefined;
-      }
-    | undefined;
-}
-
-export interface TaintLike {
-  key: string;
-  value?: string | undefined;
-  effect: string;
-}
-
-export interface NodeLike {
-  metadata?: { name?: string | undefined; labels?: Record<string, string> | undefined } | undefined;
-  spec?: { providerID?: string | undefined; taints?: TaintLike[] | undefined } | undefined;
-  status?:
-    | {
-        nodeInfo?:
-          | {
-              containerRuntimeVersion?: string | undefined;
-              kubeletVersion?: string | undefined;
-              kernelVersion?: string | undefined;
-              operatingSystem?: string | undefined;
-              osImage?: string | undefined;
-            }
-          | undefined;
-      }
-    | undefined;
-}
-
-export interface ClusterPolicyLike {
-  metadata?: { name?: string | undefined } | undefined;
-  spec?: Record<string, unknown> | undefined;
-}
-
 export interface ClusterReader {
   /** Discovery `/version`. */
   serverVersion(options: ReadOptions): Promise<ServerVersionInfo>;
   /** Pods in all namespaces, one page at a time. */
-  listPodsPage(options: PageOptions): Promise<Page<PodLike>>;
-  getNode(name: string, options: ReadOptions): Promise<NodeLike>;
+  listPodsPage(options: PageOptions): Promise<Page<Json<V1Pod>>>;
+  getNode(name: string, options: ReadOptions): Promise<Json<V1Node>>;
   /** Every object of kind ClusterPolicy, whatever its API group (found by discovery); [] when none is served. */
-  listClusterPolicies(options: ReadOptions): Promise<ClusterPolicyLike[]>;
-  listNodesPage(options: PageOptions): Promise<Page<NodeLike>>;
+  listClusterPolicies(options: ReadOptions): Promise<ClusterPolicy[]>;
+  listNodesPage(options: PageOptions): Promise<Page<Json<V1Node>>>;
 }
 
 /** Page size for pod and node lists, as the reference uses. */

@@ -1,4 +1,5 @@
-import { type ClusterReader, forEachPage, type NodeLike } from "./k8s-source.ts";
+import type { Json, V1Node } from "../kube/types.ts";
+import { type ClusterReader, forEachPage } from "./k8s-source.ts";
 import type { CollectorOptions, Measurement, Readings } from "./types.ts";
 
 export interface TopologyCollectorOptions extends CollectorOptions {
@@ -18,7 +19,7 @@ export function emptyTally(): TopologyTally {
   return { nodeCount: 0, taints: new Map(), labels: new Map() };
 }
 
-export function tallyNodes(nodes: readonly NodeLike[], tally: TopologyTally): void {
+export function tallyNodes(nodes: readonly Json<V1Node>[], tally: TopologyTally): void {
   for (const node of nodes) {
     tally.nodeCount++;
     const name = node.metadata?.name ?? "";

@@ -3,7 +3,7 @@ import { dns1123LabelProblems } from "../core/names.ts";
 import { quantityValue } from "../core/quantity.ts";
 import { DEFAULT_IMAGE } from "../core/version.ts";
 import { DEFAULT_TIMEOUT_MS, OS_FAMILIES, type SnapshotRunOptions } from "../remote/options.ts";
-import { type Destination, parseDestination } from "../snapshot/deliver.ts";
+import { parseDestination } from "../snapshot/deliver.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat } from "../snapshot/serialize.ts";
 import {
   badFlag,

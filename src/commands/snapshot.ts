@@ -2,40 +2,27 @@ import { repeatedFlag } from "../core/argv.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { placementMismatch } from "../remote/auto-target.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
-import { collectNodeSnapshot } from "../snapshot/collect-node.ts";
-import { describeDestination, parseDestination } from "../snapshot/deliver.ts";
-import { SNAPSHOT_FORMATS, type SnapshotFormat, serializeSnapshot } from "../snapshot/serialize.ts";
+import { describeDestination } from "../snapshot/deliver.ts";
+import { serializeSnapshot } from "../snapshot/serialize.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
-import { badFlag, parseBool, parseCount, rawBooleanFlag } from "./_parse.ts";
+import { nodeArgs, runNodeSnapshot } from "./_node.ts";
+import { parseBool, rawBooleanFlag } from "./_parse.ts";
 import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
 
-const AGENT_MODE_ENV = "AICR_AGENT_MODE";
 const writeStdout = (text: string): void => void process.stdout.write(text);
 
 /**
  * aicr snapshot — from a jump host: deploy the run-isolated agent Job and return its node's snapshot.
- * In the agent's pod (AICR_AGENT_MODE=true) or with --local: collect the node this process runs on.
+ * With --local: collect the node this process runs on. (In the agent's pod, AICR_AGENT_MODE=true
+ * routes `aicr snapshot` to the internal agent command: commands/agent.ts.)
  */
 export default defineAicrCommand({
   name: "snapshot",
   description: "Capture a GPU node's configuration through a run-isolated agent Job (--local: this host)",
-  transport: (args, env) =>
-    args["add-roles-to-service-account"]
-      ? "offline"
-      : env[AGENT_MODE_ENV] === "true"
-        ? "in-cluster"
-        : args.local
-          ? "local"
-          : "remote",
+  transport: (args) => (args["add-roles-to-service-account"] ? "offline" : args.local ? "local" : "remote"),
   args: {
-    output: {
-      type: "string",
-      alias: "o",
-      description: "stdout (default), a file path, or cm://<namespace>/<name>",
-      valueHint: "dest",
-    },
-    format: { type: "string", alias: "t", description: "yaml (default) or json", valueHint: "yaml|json" },
+    ...nodeArgs,
     local: {
       type: "boolean",
       description: "Collect this host instead of deploying the agent; K8s readings only if a cluster answers",
@@ -113,11 +100,6 @@ export default defineAicrCommand({
       type: "boolean",
       description: "Live network discovery: NOT read-only (grants mutating rules for the run)",
     },
-    "max-nodes-per-entry": {
-      type: "string",
-      description: "Truncate node lists in topology readings to N names (0: no limit)",
-      valueHint: "n",
-    },
   },
   async run(ctx, args, { rawArgs }) {
     const namespace = resolveNamespace(args.namespace, ctx.env);
@@ -134,31 +116,8 @@ export default defineAicrCommand({
         writeStdout,
       });
     }
-    if (ctx.transport.name !== "remote") {
-      // In the agent's pod or --local: every input is checked before anything is collected.
-      const destination = parseDestination(args.output);
-      const format = (args.format ?? "yaml") as SnapshotFormat;
-      if (!SNAPSHOT_FORMATS.includes(format))
-        throw badFlag("--format", args.format ?? "", "yaml or json", "pass -t yaml or -t json");
-      const maxNodesPerEntry = parseCount(
-        "--max-nodes-per-entry",
-        args["max-nodes-per-entry"] ?? ctx.env.AICR_MAX_NODES_PER_ENTRY ?? "0",
-      );
-      const client = await ctx.transport.connect();
-      return collectNodeSnapshot({
-        agentMode: ctx.transport.name === "in-cluster",
-        client,
-        destination,
-        format,
-        maxNodesPerEntry,
-        runId: ctx.runId,
-        version: ctx.version,
-        env: ctx.env,
-        log: ctx.log,
-        signal: ctx.signal,
-        writeStdout,
-      });
-    }
+    // --local: this host, with K8s readings only if a cluster answers.
+    if (ctx.transport.name === "local") return runNodeSnapshot(ctx, args, writeStdout);
     const options = resolveSnapshotOptions(
       {
         namespace,
@@ -193,6 +152,7 @@ export default defineAicrCommand({
       log: ctx.log,
       signal: ctx.signal,
       runId: ctx.runId,
+      invocationId: ctx.invocationId,
       checkRunId: ctx.runIdGiven,
       delivered: dest.kind === "configmap" ? dest.ref : undefined,
     });

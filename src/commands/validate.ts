@@ -1,6 +1,5 @@
 import { repeatedFlag } from "../core/argv.ts";
 import { runValidate } from "../validate/flow.ts";
-import { finishVerdict, runValidatorCheck } from "../validate/validator/run.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { resolveValidateOptions } from "./_validate-flags.ts";
 
@@ -12,12 +11,12 @@ const negated = (args: Record<string, unknown>, name: string): boolean =>
 
 /**
  * aicr validate — check a cluster against a recipe: readiness of the snapshot, then the recipe's
- * checks as run-isolated validation Jobs. `--validator <check>` is the validator mode those Jobs run.
+ * checks as run-isolated validation Jobs (each runs the internal `aicr validator <check>`).
  */
 export default defineAicrCommand({
   name: "validate",
   description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
-  transport: (args) => (args.validator ? "in-cluster" : "remote"),
+  transport: "remote",
   args: {
     recipe: {
       type: "string",
@@ -80,18 +79,8 @@ export default defineAicrCommand({
       type: "boolean",
       description: "Keep the run's Jobs, RBAC and data ConfigMaps (they are listed)",
     },
-    validator: {
-      type: "string",
-      description: "Internal: run one built-in validator (inside its Job's pod)",
-      valueHint: "check",
-    },
   },
   async run(ctx, args, { rawArgs }) {
-    if (args.validator) {
-      const client = await ctx.transport.connect();
-      if (!client) throw new Error("the in-cluster transport always yields a client");
-      return finishVerdict(await runValidatorCheck(args.validator, client, ctx.env), writeStdout);
-    }
     const options = resolveValidateOptions(
       {
         recipe: args.recipe,
@@ -117,6 +106,7 @@ export default defineAicrCommand({
       log: ctx.log,
       signal: ctx.signal,
       runId: ctx.runId,
+      invocationId: ctx.invocationId,
       version: ctx.version,
       env: ctx.env,
       connect: async () => {

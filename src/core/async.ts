@@ -49,13 +49,35 @@ export function unlessAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T>
 }
 
 /** Settles with `p`, or rejects with `onTimeout()` after `ms`. */
-export async function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
-  const expired = new AbortController();
-  const timer = setTimeout(() => expired.abort(onTimeout()), ms);
+export function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => Error): Promise<T> {
+  return runWithTimeout(() => p, { ms, onTimeout });
+}
+
+export interface TimeLimit {
+  ms: number;
+  /** The reason of the timeout, made when it passes. */
+  onTimeout: () => Error;
+  /** The caller's cancel signal: its abort ends the work with its own reason. */
+  signal?: AbortSignal | undefined;
+}
+
+/**
+ * Runs `work` with a signal that aborts when `o.signal` does or when `o.ms` pass (reason
+ * `onTimeout()`), and rejects with that reason at once, even if the work ignores its signal (the
+ * abort tells well-behaved work to stop; the rejection ends the wait for the rest). Work is not
+ * started at all under a signal that has already aborted.
+ */
+export async function runWithTimeout<T>(work: (signal: AbortSignal) => Promise<T>, o: TimeLimit): Promise<T> {
+  o.signal?.throwIfAborted();
+  const bound = new AbortController();
+  const onAbort = (): void => bound.abort(o.signal?.reason);
+  o.signal?.addEventListener("abort", onAbort, { once: true });
+  const timer = setTimeout(() => bound.abort(o.onTimeout()), o.ms);
   try {
-    return await unlessAborted(p, expired.signal);
+    return await unlessAborted(work(bound.signal), bound.signal);
   } finally {
     clearTimeout(timer);
+    o.signal?.removeEventListener("abort", onAbort);
   }
 }
 
@@ -71,14 +93,19 @@ export interface RetryOptions {
   onRetry?: ((attempt: number, err: unknown, pauseMs: number) => void) | undefined;
 }
 
-/** Calls `fn` until it succeeds, a failure is not retryable, or the attempts are spent. */
+/**
+ * Calls `fn` until it succeeds, a failure is not retryable, or the attempts are spent. The signal is
+ * honoured between attempts: once it aborts, no attempt starts and no pause is kept; the retry rejects
+ * with the signal's reason (a failure that would not be retried anyway is still thrown as is).
+ */
 export async function retry<T>(fn: (attempt: number) => Promise<T>, o: RetryOptions): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     o.signal?.throwIfAborted();
     try {
       return await fn(attempt);
     } catch (err) {
-      if (attempt >= o.attempts || !o.retryable(err) || o.signal?.aborted) throw err;
+      if (attempt >= o.attempts || !o.retryable(err)) throw err;
+      o.signal?.throwIfAborted();
       const pause = o.backoffMs(attempt, err);
       o.onRetry?.(attempt, err, pause);
       await delay(pause, o.signal);
@@ -90,6 +117,7 @@ export async function retry<T>(fn: (attempt: number) => Promise<T>, o: RetryOpti
  * Maps with at most `limit` calls in flight, results in input order. After the first failure nothing
  * new is started (the call has already failed: an unreachable server would otherwise be asked every
  * remaining question, one wave after another) and that failure is thrown once the calls in flight end.
+ * A cancel signal starts nothing new either: its reason is then the failure.
  */
 export async function mapLimit<T, R>(
   items: readonly T[],
@@ -99,19 +127,19 @@ export async function mapLimit<T, R>(
 ): Promise<R[]> {
   const out: R[] = new Array(items.length);
   let next = 0;
-  let failed = false;
-  const worker = async () => {
-    while (next < items.length && !failed) {
-      signal?.throwIfAborted();
+  let failure: { err: unknown } | undefined;
+  const worker = async (): Promise<void> => {
+    while (next < items.length && !failure) {
       const i = next++;
       try {
+        signal?.throwIfAborted();
         out[i] = await fn(items[i] as T, i);
       } catch (err) {
-        failed = true;
-        throw err;
+        failure ??= { err };
       }
     }
   };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(Math.max(1, limit), items.length) }, worker));
+  if (failure) throw failure.err;
   return out;
 }

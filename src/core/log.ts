@@ -1,11 +1,16 @@
-import { type ConsolaInstance, type ConsolaReporter, createConsola, type LogObject } from "consola/basic";
+import { type ConsolaReporter, createConsola, type LogObject } from "consola/basic";
 
 /**
  * Logging: everything goes to stderr (stdout is data). A message is the first argument; an optional
  * plain object second argument holds structured fields, rendered `key=value` in text mode and merged
  * into the object in JSON mode.
  */
-export type Logger = ConsolaInstance;
+export interface Logger {
+  error(message: unknown, fields?: Record<string, unknown>): void;
+  warn(message: unknown, fields?: Record<string, unknown>): void;
+  info(message: unknown, fields?: Record<string, unknown>): void;
+  debug(message: unknown, fields?: Record<string, unknown>): void;
+}
 
 export interface LoggerOptions {
   json?: boolean;

@@ -81,7 +81,7 @@ export interface KubeClientOptions {
 /**
  * The one seam between aicr and the Kubernetes API (client-node reads the kubeconfig; kube/http.ts
  * carries the requests). Every call names what it was doing, and every failure leaves as an
- * AicrError (kube/errors.ts) with the apiserver's reason kept.
+ * AicrError (kube/errors.ts): a non-2xx answer as a KubeStatusError, with the apiserver's Status kept.
  */
 export class KubeClient {
   readonly server: string;
@@ -308,7 +308,7 @@ export class KubeClient {
         stream: true,
       });
       if (res.status !== 200) {
-        const err = new KubeHttpError(res.status, await res.text(), res.headers);
+        const err = new KubeHttpError(res.status, await res.text(), res.headers, "GET", path);
         return toAicrError(err, `watching ${path}`, this.server);
       }
       await readLines(res, (line) => {
@@ -339,7 +339,7 @@ export class KubeClient {
         signal: options.signal,
         stream: options.follow,
       });
-      if (r.status !== 200) throw new KubeHttpError(r.status, await r.text(), r.headers);
+      if (r.status !== 200) throw new KubeHttpError(r.status, await r.text(), r.headers, "GET", path);
       return r;
     });
     try {

@@ -1,4 +1,5 @@
-import type { KubeClient, KubeObject } from "./client.ts";
+import type { KubeClient } from "./client.ts";
+import type { ClusterPolicy } from "./types.ts";
 
 /**
  * The reads the K8s and NodeTopology collectors make. Structurally the collectors' ClusterReader
@@ -13,7 +14,7 @@ export function clusterReaderFor(client: KubeClient) {
     listNodesPage: <T extends object>(o: { limit: number; continueToken?: string | undefined }) =>
       client.list<T>("v1", "Node", { limit: o.limit, continueToken: o.continueToken }),
     /** Every ClusterPolicy in every API group that serves one (found by discovery, as the reference does). */
-    async listClusterPolicies(): Promise<KubeObject[]> {
+    async listClusterPolicies(): Promise<ClusterPolicy[]> {
       const groupVersions = await client.apiGroupVersions();
       const serving = await Promise.all(
         groupVersions.map(async (gv) => {
@@ -24,7 +25,7 @@ export function clusterReaderFor(client: KubeClient) {
       const lists = await Promise.all(
         serving
           .filter((gv): gv is string => gv !== undefined)
-          .map((gv) => client.list<KubeObject>(gv, "ClusterPolicy")),
+          .map((gv) => client.list<ClusterPolicy>(gv, "ClusterPolicy")),
       );
       return lists.flatMap((l) => l.items);
     },

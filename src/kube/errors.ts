@@ -1,12 +1,105 @@
 import { AicrError, type ErrorCode } from "../core/errors.ts";
 import { KubeHttpError, NoAnswerError } from "./http.ts";
 
-/** The apiserver's answer, kept in Kubernetes words so callers can branch on `reason`. */
-interface KubeStatus {
+/** metav1.StatusDetails: the object a failure is about, and the field-level causes. */
+export interface StatusDetails {
+  name?: string | undefined;
+  group?: string | undefined;
+  kind?: string | undefined;
+  uid?: string | undefined;
+  causes?:
+    | { reason?: string | undefined; message?: string | undefined; field?: string | undefined }[]
+    | undefined;
+  retryAfterSeconds?: number | undefined;
+}
+
+/** metav1.Status of a failed request, as decoded from the answer's body. */
+export interface KubeStatus {
+  /** The status code the body suggests (metav1.Status.code); the answer's own when the body has none. */
   code: number;
+  /** metav1.StatusReason: NotFound, AlreadyExists, Conflict, Forbidden, Invalid, … ("Unknown" when unsaid). */
   reason: string;
   message: string;
-  retryAfterSeconds?: number | undefined;
+  details?: StatusDetails | undefined;
+}
+
+/**
+ * The apiserver answered a request with a non-2xx status: the one error the client throws for that.
+ * An AicrError (code from the HTTP status, message "<what we were doing>: <the apiserver's message>")
+ * that also carries the answer in Kubernetes words; branch on it with isNotFound, isConflict, … below.
+ */
+export class KubeStatusError extends AicrError {
+  /** The answer's HTTP status. */
+  readonly httpStatus: number;
+  readonly status: KubeStatus;
+  /** The request: its HTTP verb and its path (no query). */
+  readonly method: string;
+  readonly path: string;
+  /** The Retry-After header, in seconds, when the answer had one. */
+  readonly retryAfterSeconds: number | undefined;
+
+  constructor(answer: KubeHttpError, doing: string) {
+    const status = decodeStatus(answer);
+    const retry = Number(answer.headers.get("retry-after"));
+    const retryAfterSeconds = answer.headers.has("retry-after") && Number.isFinite(retry) ? retry : undefined;
+    super(codeFor(answer.status), `${doing}: ${status.message}`, {
+      context: {
+        status: answer.status,
+        reason: status.reason,
+        ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+      },
+      remedy:
+        answer.status === 401
+          ? "your kubeconfig credentials were rejected; refresh them (e.g. re-run your cloud's get-credentials command)"
+          : undefined,
+      cause: answer,
+    });
+    this.httpStatus = answer.status;
+    this.status = status;
+    this.method = answer.method;
+    this.path = answer.path;
+    this.retryAfterSeconds = retryAfterSeconds;
+  }
+}
+
+const text = (v: unknown): string | undefined => (typeof v === "string" ? v : undefined);
+
+/** The fields that are set, so a decoded Status compares equal to the body it came from. */
+const setFields = <T extends object>(o: T): T =>
+  Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
+
+function decodeDetails(raw: unknown): StatusDetails | undefined {
+  if (!raw || typeof raw !== "object") return undefined;
+  const d = raw as Record<string, unknown>;
+  return setFields({
+    name: text(d.name),
+    group: text(d.group),
+    kind: text(d.kind),
+    uid: text(d.uid),
+    causes: Array.isArray(d.causes)
+      ? d.causes
+          .filter((c): c is Record<string, unknown> => Boolean(c) && typeof c === "object")
+          .map((c) => setFields({ reason: text(c.reason), message: text(c.message), field: text(c.field) }))
+      : undefined,
+    retryAfterSeconds: typeof d.retryAfterSeconds === "number" ? d.retryAfterSeconds : undefined,
+  });
+}
+
+/** The Status body of a non-2xx answer; a body that is not one (a proxy's page, nothing) still yields one. */
+function decodeStatus(answer: KubeHttpError): KubeStatus {
+  let body: Record<string, unknown> = {};
+  try {
+    const parsed = JSON.parse(answer.body) as unknown;
+    if (parsed && typeof parsed === "object") body = parsed as Record<string, unknown>;
+  } catch {
+    if (answer.body.trim()) body = { message: answer.body.trim() };
+  }
+  return setFields({
+    code: typeof body.code === "number" && body.code > 0 ? body.code : answer.status,
+    reason: text(body.reason) ?? (answer.status === 401 ? "Unauthorized" : "Unknown"),
+    message: text(body.message) ?? `HTTP ${answer.status}`,
+    details: decodeDetails(body.details),
+  });
 }
 
 const TRANSPORT_CODES = new Set([
@@ -28,25 +121,6 @@ const errno = (err: unknown): string | undefined => {
   return typeof code === "string" ? code : undefined;
 };
 
-/** The Status body of a non-2xx answer (kube/http.ts hands it over as the raw text). */
-function kubeStatusOf(err: unknown): KubeStatus | undefined {
-  if (!(err instanceof KubeHttpError)) return undefined;
-  let body: { reason?: string; message?: string } = {};
-  try {
-    const parsed = JSON.parse(err.body) as unknown;
-    if (parsed && typeof parsed === "object") body = parsed as typeof body;
-  } catch {
-    if (err.body.trim()) body = { message: err.body.trim() };
-  }
-  const retry = Number(err.headers.get("retry-after"));
-  return {
-    code: err.status,
-    reason: body.reason ?? (err.status === 401 ? "Unauthorized" : "Unknown"),
-    message: body.message ?? `HTTP ${err.status}`,
-    retryAfterSeconds: err.headers.has("retry-after") && Number.isFinite(retry) ? retry : undefined,
-  };
-}
-
 /** The server's certificate was refused (unknown CA, self-signed, wrong name, expired). */
 const isTlsCode = (code: string): boolean =>
   code.startsWith("ERR_TLS") ||
@@ -62,13 +136,13 @@ function isTransportError(err: unknown): boolean {
   return code !== undefined && (TRANSPORT_CODES.has(code) || isTlsCode(code));
 }
 
-function codeFor(status: KubeStatus): ErrorCode {
-  if (status.code === 404) return "NOT_FOUND";
-  if (status.code === 409) return "CONFLICT";
-  if (status.code === 401 || status.code === 403) return "UNAUTHORIZED";
-  if (status.code === 400 || status.code === 422 || status.code === 415) return "INVALID_REQUEST";
-  if (status.code === 429) return "RATE_LIMITED";
-  if (status.code === 503 || status.code === 504) return "UNAVAILABLE";
+function codeFor(httpStatus: number): ErrorCode {
+  if (httpStatus === 404) return "NOT_FOUND";
+  if (httpStatus === 409) return "CONFLICT";
+  if (httpStatus === 401 || httpStatus === 403) return "UNAUTHORIZED";
+  if (httpStatus === 400 || httpStatus === 422 || httpStatus === 415) return "INVALID_REQUEST";
+  if (httpStatus === 429) return "RATE_LIMITED";
+  if (httpStatus === 503 || httpStatus === 504) return "UNAVAILABLE";
   return "INTERNAL";
 }
 
@@ -88,21 +162,7 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
       },
     );
   }
-  const status = kubeStatusOf(err);
-  if (status) {
-    return new AicrError(codeFor(status), `${doing}: ${status.message}`, {
-      context: {
-        status: status.code,
-        reason: status.reason,
-        ...(status.retryAfterSeconds !== undefined ? { retryAfterSeconds: status.retryAfterSeconds } : {}),
-      },
-      remedy:
-        status.code === 401
-          ? "your kubeconfig credentials were rejected; refresh them (e.g. re-run your cloud's get-credentials command)"
-          : undefined,
-      cause: err,
-    });
-  }
+  if (err instanceof KubeHttpError) return new KubeStatusError(err, doing);
   const code = errno(err);
   if (code !== undefined && isTlsCode(code)) {
     return new AicrError(
@@ -138,28 +198,33 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
 
 /** Worth retrying: the server was unreachable or dropped us, throttled us, or failed on its side. */
 export function isTransient(err: unknown): boolean {
-  if (!(err instanceof AicrError) || err.context.noAnswer) return false;
-  const status = err.context.status;
+  if (err instanceof KubeStatusError) return err.httpStatus === 429 || err.httpStatus >= 500;
   return (
-    err.code === "UNAVAILABLE" || err.code === "RATE_LIMITED" || (typeof status === "number" && status >= 500)
+    err instanceof AicrError &&
+    !err.context.noAnswer &&
+    (err.code === "UNAVAILABLE" || err.code === "RATE_LIMITED")
   );
 }
 
-/** The HTTP status and Kubernetes reason an AicrError from the client carries, if any. */
-export function statusOf(err: unknown): { status?: number; reason?: string } {
-  if (!(err instanceof AicrError)) return {};
-  const { status, reason } = err.context;
-  return {
-    ...(typeof status === "number" ? { status } : {}),
-    ...(typeof reason === "string" ? { reason } : {}),
-  };
-}
+// Plain booleans, not type guards: a guard that is false for some KubeStatusErrors (isConflict) would
+// narrow its else-branch wrongly.
+const answered = (err: unknown, httpStatus: number): boolean =>
+  err instanceof KubeStatusError && err.httpStatus === httpStatus;
 
-export const isNotFoundError = (err: unknown): boolean => statusOf(err).status === 404;
-export const isAlreadyExistsError = (err: unknown): boolean => statusOf(err).reason === "AlreadyExists";
+/** 404: the object (or the API) is not there. */
+export const isNotFound = (err: unknown): boolean => answered(err, 404);
+/** 409 AlreadyExists: a create found an object at the name. */
+export const isAlreadyExists = (err: unknown): boolean =>
+  err instanceof KubeStatusError && err.status.reason === "AlreadyExists";
 /** 409 other than AlreadyExists: a failed precondition or a stale resourceVersion. */
-export const isConflictError = (err: unknown): boolean => {
-  const s = statusOf(err);
-  return s.status === 409 && s.reason !== "AlreadyExists";
-};
-export const isForbiddenError = (err: unknown): boolean => statusOf(err).status === 403;
+export const isConflict = (err: unknown): boolean => answered(err, 409) && !isAlreadyExists(err);
+/** 403: authenticated, but not allowed (RBAC, or an admission plugin such as Pod Security). */
+export const isForbidden = (err: unknown): boolean => answered(err, 403);
+/** 401: the credentials were not accepted. */
+export const isUnauthorized = (err: unknown): boolean => answered(err, 401);
+/** 405: the resource does not serve this verb. */
+export const isMethodNotSupported = (err: unknown): boolean => answered(err, 405);
+/** 400: the request itself was malformed. */
+export const isBadRequest = (err: unknown): boolean => answered(err, 400);
+/** 422 Invalid: the object failed validation (details.causes name the fields). */
+export const isInvalid = (err: unknown): boolean => answered(err, 422);

@@ -9,12 +9,17 @@ import { VERSION } from "../core/version.ts";
  * instead of opening its own, and answers stay plain JSON (no typed-model conversion).
  */
 
-/** A non-2xx answer, with the apiserver's Status body as it came. */
+/**
+ * A non-2xx answer, with the apiserver's Status body as it came and the request it answered
+ * (kube/errors.ts decodes it into the KubeStatusError the client throws).
+ */
 export class KubeHttpError extends Error {
   constructor(
     readonly status: number,
     readonly body: string,
     readonly headers: Headers,
+    readonly method: string,
+    readonly path: string,
   ) {
     super(`HTTP ${status}`);
     this.name = "KubeHttpError";
@@ -161,7 +166,8 @@ export class KubeHttp {
   async json<T>(method: string, path: string, o: RequestOptions = {}): Promise<T> {
     const res = await this.send(method, path, o);
     const text = await res.text();
-    if (res.status < 200 || res.status > 299) throw new KubeHttpError(res.status, text, res.headers);
+    if (res.status < 200 || res.status > 299)
+      throw new KubeHttpError(res.status, text, res.headers, method, path);
     return (text ? JSON.parse(text) : {}) as T;
   }
 

@@ -1,3 +1,4 @@
+import { delay } from "../core/async.ts";
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient, ListOptions } from "./client.ts";
 
@@ -10,10 +11,8 @@ export interface WatchUntilOptions<T, R> {
   list: ListOptions & { namespace: string };
   /** A result ends the wait; undefined keeps watching. */
   check: (object: T, type: string) => R | undefined;
+  /** The only end besides an answer: the run's deadline or cancel (see core/deadline.ts). */
   signal: AbortSignal;
-  timeoutMs: number;
-  /** Says what we were waiting for in the TIMEOUT message; gets the last object seen. */
-  describeTimeout: (last: T | undefined) => string;
   /**
    * Start by watching from this resourceVersion (e.g. the Job create's) instead of listing: nothing
    * this wait cares about can predate it. A watch that ends falls back to list + watch as usual.
@@ -29,16 +28,6 @@ export interface WatchUntilOptions<T, R> {
 
 const RELIST_PAUSE_MS = 200;
 
-const pause = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      resolve();
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-
 const watchPath = (o: { apiVersion: string; plural: string; namespace: string }): string =>
   `${o.apiVersion.includes("/") ? `/apis/${o.apiVersion}` : `/api/${o.apiVersion}`}/namespaces/${o.namespace}/${o.plural}`;
 
@@ -48,12 +37,9 @@ const watchPath = (o: { apiVersion: string; plural: string; namespace: string })
  * (timeout, 410 Gone, a dropped connection) is followed by a fresh list: never polling, never a gap.
  */
 export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
-  const deadline = AbortSignal.timeout(o.timeoutMs);
   const unready = new AbortController();
-  const stop = AbortSignal.any([o.signal, deadline, unready.signal]);
-  let last: T | undefined;
+  const stop = AbortSignal.any([o.signal, unready.signal]);
   let from = o.resourceVersion;
-  let listedOnce = false;
   let ready = o.ready === undefined;
   let held: { object: T; type: string }[] = [];
   let release: (() => void) | undefined;
@@ -72,10 +58,8 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
     from = undefined;
     if (resourceVersion === undefined) {
       await whenReady();
-      listedOnce = true;
       const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list);
       for (const item of listed.items) {
-        last = item;
         const r = o.check(item, "LISTED");
         if (r !== undefined) return r;
       }
@@ -87,7 +71,6 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
     const both = AbortSignal.any([stop, watchStop.signal]);
     const consider = (object: T, type: string) => {
       if (found !== undefined || failure !== undefined) return;
-      last = object;
       try {
         const r = o.check(object, type);
         if (r !== undefined) {
@@ -130,25 +113,12 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
     if (failure !== undefined) throw failure;
     if (found !== undefined) return found;
     // A watch refused at once (a 5xx, a 410 on resume) is retried after a pause, not in a tight loop.
-    if (ended !== undefined && !stop.aborted) await pause(RELIST_PAUSE_MS, stop);
+    if (ended !== undefined && !stop.aborted) await delay(RELIST_PAUSE_MS, stop).catch(() => {});
   }
-  // Started from a resourceVersion and never listed: look once, so the answer or the TIMEOUT message
-  // reflects what stands now rather than only the events that happened to arrive.
   if (unready.signal.aborted) throw unready.signal.reason;
-  if (o.resourceVersion !== undefined && !listedOnce && ready && !o.signal.aborted) {
-    const listed = await o.client.list<T & object>(o.apiVersion, o.kind, o.list).catch(() => undefined);
-    for (const item of listed?.items ?? []) {
-      last = item;
-      const r = o.check(item, "LISTED");
-      if (r !== undefined) return r;
-    }
-  }
-  // A caller that aborts with an AicrError (a fail-fast cause, a signal) gets that error back.
-  if (o.signal.aborted) {
-    const reason = o.signal.reason;
-    throw reason instanceof AicrError
-      ? reason
-      : new AicrError("CANCELED", "cancelled while waiting", { cause: reason });
-  }
-  throw new AicrError("TIMEOUT", o.describeTimeout(last), { context: { timeoutMs: o.timeoutMs } });
+  // A caller that aborts with an AicrError (the deadline, a fail-fast cause, a signal) gets it back.
+  const reason = o.signal.reason;
+  throw reason instanceof AicrError
+    ? reason
+    : new AicrError("CANCELED", "cancelled while waiting", { cause: reason });
 }

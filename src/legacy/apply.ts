@@ -3,8 +3,8 @@
  * time, so an object replaced or changed since is kept. Returns the receipt; never throws for a
  * single object's failure (the receipt says what happened to each).
  */
-import { AicrError } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { isConflict, isNotFound } from "../kube/errors.ts";
 import { apiVersionOf } from "./names.ts";
 import type { Outcome, Plan, PlanEntry, Receipt, ReceiptEntry } from "./types.ts";
 
@@ -36,10 +36,10 @@ async function deleteEntry(
     );
     return { outcome: "deleted" };
   } catch (err) {
-    if (err instanceof AicrError && err.code === "NOT_FOUND") return { outcome: "already-gone" };
+    if (isNotFound(err)) return { outcome: "already-gone" };
     // A failed uid/resourceVersion precondition answers 409: someone changed or replaced it.
-    if (err instanceof AicrError && err.code === "CONFLICT") {
-      return { outcome: "changed since planned", error: err.message };
+    if (isConflict(err)) {
+      return { outcome: "changed since planned", error: (err as Error).message };
     }
     return { outcome: "failed", error: err instanceof Error ? err.message : String(err) };
   }

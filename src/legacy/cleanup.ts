@@ -5,8 +5,9 @@
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { describeMissing } from "../kube/reviews.ts";
 import { applyPlan, planReceipt, tally } from "./apply.ts";
-import { describeCheck, runGate } from "./gate.ts";
+import { runGate } from "./gate.ts";
 import { observe } from "./observe.ts";
 import { buildPlan, toDelete } from "./plan.ts";
 import { entryLine, planSummary, receiptSummary } from "./report.ts";
@@ -33,8 +34,8 @@ export interface CleanupResult {
 
 export async function cleanupLegacy(client: KubeClient, options: CleanupOptions): Promise<CleanupResult> {
   const { log, scope, includeConfigMaps, dryRun, force } = options;
-  const gate = await runGate(client, { scope, includeConfigMaps, dryRun });
-  for (const c of gate.missingDeletes) log.warn(`a real run would fail: the caller ${describeCheck(c)}`);
+  const gate = await runGate(client, { scope, includeConfigMaps, dryRun, signal: options.signal });
+  for (const c of gate.missingDeletes) log.warn(`a real run would fail: ${describeMissing(c)}`);
 
   const plan = buildPlan(await observe(client, scope), { force, includeConfigMaps });
   const planned = planReceipt(plan);

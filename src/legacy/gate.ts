@@ -3,7 +3,8 @@
  * reads and deletes this cleanup makes, every missing one reported at once. Reviews persist nothing.
  */
 import { AicrError } from "../core/errors.ts";
-import type { AccessCheck, KubeClient } from "../kube/client.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { type AccessCheck, deniedChecks, describeMissing } from "../kube/reviews.ts";
 import { CLUSTER_TARGETS, type LegacyTarget, NAMESPACED_TARGETS } from "./names.ts";
 import type { Scope } from "./types.ts";
 
@@ -55,31 +56,6 @@ export function requiredChecks(options: GateOptions): GateCheck[] {
   return checks;
 }
 
-/** `cannot "delete" jobs.batch "aicr" (namespace "gpu-operator")`, the form the report lists. */
-export function describeCheck(c: AccessCheck): string {
-  const resource = `${c.resource}${c.subresource ? `/${c.subresource}` : ""}${c.group ? `.${c.group}` : ""}`;
-  const name = c.name ? ` ${JSON.stringify(c.name)}` : "";
-  const where = c.namespace ? `namespace ${JSON.stringify(c.namespace)}` : "cluster-wide";
-  return `cannot ${JSON.stringify(c.verb)} ${resource}${name} (${where})`;
-}
-
-const CONCURRENCY = 16;
-
-/** Every check's answer; at most 16 reviews in flight. */
-async function reviewAll(client: KubeClient, checks: GateCheck[]): Promise<boolean[]> {
-  const answers: boolean[] = new Array(checks.length).fill(false);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < checks.length) {
-      const i = next++;
-      const { need: _need, ...attributes } = checks[i] as GateCheck;
-      answers[i] = (await client.review(attributes)).allowed;
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, checks.length) }, worker));
-  return answers;
-}
-
 export interface GateResult {
   /** Missing deletes when nothing will be deleted (dry run): worth a warning, not a failure. */
   missingDeletes: GateCheck[];
@@ -91,18 +67,17 @@ export interface GateResult {
  */
 export async function runGate(
   client: KubeClient,
-  options: GateOptions & { dryRun: boolean },
+  options: GateOptions & { dryRun: boolean; signal?: AbortSignal | undefined },
 ): Promise<GateResult> {
   const checks = requiredChecks(options);
-  const answers = await reviewAll(client, checks);
-  const missing = checks.filter((_, i) => !answers[i]);
+  const missing = await deniedChecks(client, checks, { signal: options.signal });
   const fatal = options.dryRun ? missing.filter((c) => c.need === "read") : missing;
   if (fatal.length > 0) {
-    const lines = fatal.map((c) => `  the caller (your kubeconfig identity) ${describeCheck(c)}`);
-    throw new AicrError("UNAUTHORIZED", `missing required permissions:\n${lines.join("\n")}`, {
+    const lines = fatal.map((c) => describeMissing(c));
+    throw new AicrError("UNAUTHORIZED", `missing required permissions:\n  ${lines.join("\n  ")}`, {
       remedy:
         "ask a cluster admin to grant these (check one with `kubectl auth can-i <verb> <resource> -n <namespace>`), or narrow the scope with -n; nothing was read or deleted",
-      context: { missing: fatal.map(describeCheck) },
+      context: { missing: lines },
     });
   }
   return { missingDeletes: missing.filter((c) => c.need === "delete") };

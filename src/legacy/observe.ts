@@ -4,6 +4,7 @@
  */
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { isNotFound } from "../kube/errors.ts";
 import { inScope } from "./guards.ts";
 import {
   CLUSTER_TARGETS,
@@ -16,8 +17,6 @@ import { parseObserved } from "./parse.ts";
 import type { Observation, ObservedObject, Scope, UnverifiedNamespace } from "./types.ts";
 
 const PAGE = 500;
-
-const isCode = (err: unknown, code: string): boolean => err instanceof AicrError && err.code === code;
 
 async function getIfPresent(
   client: KubeClient,
@@ -33,7 +32,7 @@ async function getIfPresent(
     });
     return parseObserved(target.kind, raw);
   } catch (err) {
-    if (isCode(err, "NOT_FOUND")) return undefined;
+    if (isNotFound(err)) return undefined;
     throw err;
   }
 }

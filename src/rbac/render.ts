@@ -3,13 +3,18 @@ import { AicrError } from "../core/errors.ts";
 import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import { dns1123LabelProblems, dns1123SubdomainProblems } from "../core/names.ts";
 import {
+  buildAgentClusterRole,
+  buildAgentClusterRoleBinding,
+  buildAgentRole,
+  buildAgentRoleBinding,
+} from "./objects.ts";
+import {
   type CatalogRule,
   clusterRules,
   DISCOVER_NETWORK_RULES,
   describeRule,
   isMutating,
   NAMESPACED_RULES,
-  toPolicyRule,
 } from "./rules.ts";
 
 /**
@@ -40,7 +45,6 @@ export interface RenderedRbac {
 }
 
 export const RBAC_DIR_PREFIX = "snapshot-rbac-";
-const API_VERSION = "rbac.authorization.k8s.io/v1";
 
 /** Ends in `-rbac`; a run-scoped name always ends in hex, so the two name spaces never meet. */
 export const renderedRoleName = (serviceAccount: string): string => `aicr-agent-${serviceAccount}-rbac`;
@@ -139,7 +143,6 @@ export function renderAgentRbac(input: RenderRbacInput): RenderedRbac {
   const directory = `${RBAC_DIR_PREFIX}${input.runId}`;
   const roleName = renderedRoleName(input.serviceAccount);
   const clusterRoleName = renderedClusterRoleName(input.namespace, input.serviceAccount);
-  const subject = { kind: "ServiceAccount", name: input.serviceAccount, namespace: input.namespace };
   const cluster = clusterRules({ discoverNetwork: input.discoverNetwork });
   const ns = input.namespace;
   const sa = `ServiceAccount ${ns}/${input.serviceAccount}`;
@@ -148,32 +151,15 @@ export function renderAgentRbac(input: RenderRbacInput): RenderedRbac {
     `# Verify the name with: kubectl get serviceaccount ${input.serviceAccount} -n ${ns}`,
   ];
 
-  const role = {
-    apiVersion: API_VERSION,
-    kind: "Role",
-    metadata: { name: roleName, namespace: ns, labels: labels() },
-    rules: NAMESPACED_RULES.map(toPolicyRule),
+  const grant = {
+    names: { serviceAccount: input.serviceAccount, role: roleName, clusterRole: clusterRoleName },
+    namespace: ns,
+    labels: labels(),
   };
-  const roleBinding = {
-    apiVersion: API_VERSION,
-    kind: "RoleBinding",
-    metadata: { name: roleName, namespace: ns, labels: labels() },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: roleName },
-    subjects: [subject],
-  };
-  const clusterRole = {
-    apiVersion: API_VERSION,
-    kind: "ClusterRole",
-    metadata: { name: clusterRoleName, labels: labels() },
-    rules: cluster.map(toPolicyRule),
-  };
-  const clusterRoleBinding = {
-    apiVersion: API_VERSION,
-    kind: "ClusterRoleBinding",
-    metadata: { name: clusterRoleName, labels: labels() },
-    roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: clusterRoleName },
-    subjects: [subject],
-  };
+  const role = buildAgentRole(grant);
+  const roleBinding = buildAgentRoleBinding(grant);
+  const clusterRole = buildAgentClusterRole({ ...grant, discoverNetwork: input.discoverNetwork });
+  const clusterRoleBinding = buildAgentClusterRoleBinding(grant);
 
   const files: RenderedFile[] = [
     {

@@ -1,3 +1,4 @@
+import { withTimeout } from "../core/async.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { Snapshot } from "../snapshot/schema.ts";
@@ -19,21 +20,19 @@ export async function gpuNodeSelector(
   started?: Promise<{ items: unknown[] }>,
 ): Promise<Record<string, string> | undefined> {
   const lookup = started ?? startGpuNodeLookup(client);
-  const timeout = new Promise<"timeout">((resolve) => setTimeout(resolve, LOOKUP_MS, "timeout").unref());
+  const unanswered = new Error(`GPU node look-up did not answer within ${LOOKUP_MS / 1000}s`);
   try {
-    const found = await Promise.race([lookup, timeout]);
-    if (found === "timeout") {
-      log.warn(
-        `GPU node look-up did not answer within ${LOOKUP_MS / 1000}s; running without a node selector`,
-      );
-      return undefined;
-    }
+    const found = await withTimeout(lookup, LOOKUP_MS, () => unanswered);
     if (found.items.length === 0) return undefined;
     log.info(
       `auto-targeting GPU nodes: node selector ${GPU_NODE_LABEL}=true (set --node-selector, --require-gpu or --runtime-class to choose yourself)`,
     );
     return { [GPU_NODE_LABEL]: "true" };
   } catch (err) {
+    if (err === unanswered) {
+      log.warn(`${unanswered.message}; running without a node selector`);
+      return undefined;
+    }
     log.warn("GPU node look-up failed; running without a node selector", { cause: (err as Error).message });
     return undefined;
   }

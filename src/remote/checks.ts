@@ -1,23 +1,14 @@
+import { type AccessCheck, checkKey } from "../kube/reviews.ts";
 import { clusterRules, NAMESPACED_RULES, type PolicyRule } from "../rbac/rules.ts";
-
-/** One question for the authorizer: may <subject> <verb> <group>/<resource>[/<sub>] in <namespace | cluster>? */
-export interface Check {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource?: string | undefined;
-  /** Absent: cluster-scoped. */
-  namespace?: string | undefined;
-}
 
 /** Caller checks every run needs (phase 1), whatever the ServiceAccount mode. */
 export function callerBaseChecks(o: {
   namespace: string;
   outputNamespace: string;
   ownsOutput: boolean;
-}): Check[] {
+}): AccessCheck[] {
   const ns = o.namespace;
-  const checks: Check[] = [
+  const checks: AccessCheck[] = [
     { verb: "get", group: "", resource: "serviceaccounts", namespace: ns },
     ...["create", "get", "list", "watch", "delete"].map((verb) => ({
       verb,
@@ -35,7 +26,7 @@ export function callerBaseChecks(o: {
 }
 
 /** Prefix mode creates and (always, even on failure) deletes the run's five RBAC objects. */
-export function callerRbacChecks(namespace: string): Check[] {
+export function callerRbacChecks(namespace: string): AccessCheck[] {
   const kinds: [string, string, string | undefined][] = [
     ["", "serviceaccounts", namespace],
     ["rbac.authorization.k8s.io", "roles", namespace],
@@ -49,7 +40,7 @@ export function callerRbacChecks(namespace: string): Check[] {
 }
 
 /** Every (verb, group, resource[/sub]) a rule grants, `pods/exec` split into resource and subresource. */
-export function expandRules(rules: readonly PolicyRule[], namespace: string | undefined): Check[] {
+export function expandRules(rules: readonly PolicyRule[], namespace: string | undefined): AccessCheck[] {
   return dedupe(
     rules.flatMap((r) =>
       r.apiGroups.flatMap((group) =>
@@ -64,8 +55,8 @@ export function expandRules(rules: readonly PolicyRule[], namespace: string | un
 
 /** What the run's Role (namespace) and ClusterRole (cluster) grant, as checks. */
 export function agentRuleChecks(o: { namespace: string; discoverNetwork: boolean }): {
-  role: Check[];
-  clusterRole: Check[];
+  role: AccessCheck[];
+  clusterRole: AccessCheck[];
 } {
   return {
     role: expandRules(NAMESPACED_RULES, o.namespace),
@@ -73,21 +64,13 @@ export function agentRuleChecks(o: { namespace: string; discoverNetwork: boolean
   };
 }
 
-const keyOf = (c: Check): string =>
-  `${c.verb}|${c.group}|${c.resource}|${c.subresource ?? ""}|${c.namespace ?? ""}`;
-
 /** Exact duplicates removed, order kept (the same check in another scope is a different check). */
-export function dedupe(checks: readonly Check[]): Check[] {
+export function dedupe(checks: readonly AccessCheck[]): AccessCheck[] {
   const seen = new Set<string>();
   return checks.filter((c) => {
-    const k = keyOf(c);
+    const k = checkKey(c);
     if (seen.has(k)) return false;
     seen.add(k);
     return true;
   });
-}
-
-export function describeCheck(c: Check): string {
-  const res = `${c.resource}${c.subresource ? `/${c.subresource}` : ""}${c.group ? `.${c.group}` : ""}`;
-  return `"${c.verb}" ${res} (${c.namespace ? `namespace "${c.namespace}"` : "cluster-scoped"})`;
 }

@@ -1,28 +1,39 @@
-import { AgentRun, type AgentRunConfig, planAgentRun, type RunWaits } from "../agent/deployer.ts";
+import {
+  AgentRun,
+  type AgentRunConfig,
+  type AgentRunPlan,
+  type Deployment,
+  planAgentRun,
+  type RunWaits,
+} from "../agent/deployer.ts";
 import { buildAgentJob, jobDeadlineSeconds } from "../agent/job-spec.ts";
 import type { ResultConfigMap } from "../agent/result.ts";
 import { type Placement, podFailure, startSentinel } from "../agent/sentinel.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
-import { unlessAborted } from "../core/async.ts";
+import { describePodState } from "../agent/wait.ts";
+import { unlessAborted, withTimeout } from "../core/async.ts";
+import { type Deadline, DeadlineExceeded, startDeadline } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
+import { createLogger, type Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { toAicrError } from "../kube/errors.ts";
 import { NoAnswerError } from "../kube/http.ts";
 import type { ReceiptRow } from "../run/cleanup.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
-import { onForcedExit } from "../run/shutdown.ts";
+import { type KeptObject, RunScope } from "../run/scope.ts";
 import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { agentLogRelay } from "./agent-log.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
-import type { SnapshotRunOptions } from "./options.ts";
+import { type ResolvedSnapshotOptions, type SnapshotOptions, withSnapshotDefaults } from "./options.ts";
 import { checkPermissions } from "./permissions.ts";
 import { createProgress } from "./progress.ts";
 
-export interface CollectSnapshotOptions extends Omit<SnapshotRunOptions, "destination" | "format"> {
+export interface CollectSnapshotOptions extends SnapshotOptions {
   client: KubeClient;
-  log: Logger;
-  signal: AbortSignal;
+  /** Where the run talks (stderr in the CLI); default: silent. */
+  log?: Logger | undefined;
+  /** Cancels the run (cleanup still runs); default: never. */
+  signal?: AbortSignal | undefined;
   /** Defaults to a fresh one: concurrent calls in one process never share a run. */
   runId?: string | undefined;
   /** The invocation's ID (the run context's); defaults to a fresh one. It goes on every object. */
@@ -45,32 +56,33 @@ export interface CollectSnapshotResult {
   /** What cleanup did; empty with cleanup off. */
   receipt: ReceiptRow[];
   /** What was kept with cleanup off. */
-  kept: { kind: string; namespace?: string | undefined; name: string; uid?: string | undefined }[];
+  kept: KeptObject[];
 }
 
-const CLEANUP_TIMEOUT_MS = 30_000;
 /**
  * A Job that cannot create its pod says so only in an Event (FailedCreate). The Job controller
  * normally creates the pod within this long, so the run's Events are watched only if it has not.
  */
 const SENTINEL_AFTER_MS = 1000;
+/** How long, past the deadline, the run may take to look up where it stood. */
+const WHERE_LOOKUP_MS = 5000;
 
-function dryRunPod(run: AgentRun, config: AgentRunConfig, mode: ServiceAccountMode): KubeObject {
+function dryRunPod(plan: AgentRunPlan, config: AgentRunConfig, mode: ServiceAccountMode): KubeObject {
   const job = buildAgentJob({
     ...config,
-    names: run.plan.names,
-    labels: run.plan.labels,
+    names: plan.names,
+    labels: plan.labels,
     runId: config.identity.runId,
     // In prefix mode the run's ServiceAccount does not exist yet; admission of the pod itself is what is predicted.
     serviceAccountName: mode.mode === "exact" ? mode.name : "default",
-    output: `cm://${run.plan.output.namespace}/${run.plan.output.name}`,
-    outputIsStaging: run.plan.ownsOutput,
+    output: `cm://${plan.output.namespace}/${plan.output.name}`,
+    outputIsStaging: plan.ownsOutput,
   });
   return {
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      generateName: `${run.plan.names.job}-`,
+      generateName: `${plan.names.job}-`,
       namespace: config.namespace,
       labels: job.spec.template.metadata.labels,
     },
@@ -85,13 +97,13 @@ function dryRunPod(run: AgentRun, config: AgentRunConfig, mode: ServiceAccountMo
  */
 async function namesAreFree(
   client: KubeClient,
-  run: AgentRun,
+  plan: AgentRunPlan,
   namespace: string,
   runId: string,
 ): Promise<void> {
   const refs = [
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: run.plan.names.clusterRole },
-    { apiVersion: "batch/v1", kind: "Job", name: run.plan.names.job, namespace },
+    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: plan.names.clusterRole },
+    { apiVersion: "batch/v1", kind: "Job", name: plan.names.job, namespace },
   ];
   const found = await Promise.all(
     refs.map((ref) =>
@@ -117,127 +129,170 @@ async function namesAreFree(
 /**
  * Takes one node's snapshot through a run-isolated agent Job. Safe to call concurrently: each call
  * has its own run ID, invocation ID, objects, permissions, logs, result and cleanup.
+ *
+ * prepare (options, names, the deadline) → gate (permissions, auto-targeting) → execute (deploy, pod,
+ * logs, result) → teardown (the run scope's cleanup, on every path).
  */
-export async function collectSnapshot(o: CollectSnapshotOptions): Promise<CollectSnapshotResult> {
+export async function collectSnapshot(options: CollectSnapshotOptions): Promise<CollectSnapshotResult> {
+  const o = withSnapshotDefaults(options);
+  if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0))
+    throw new AicrError("INVALID_REQUEST", `invalid timeoutMs ${o.timeoutMs}: expected a positive number`);
+  const client = options.client;
+  const log = options.log ?? createLogger({ write: () => {} });
+  const cancel = options.signal ?? new AbortController().signal;
   const identity = {
-    runId: o.runId ?? generateRunId(),
-    invocationId: o.invocationId ?? generateInvocationId(),
+    runId: options.runId ?? generateRunId(),
+    invocationId: options.invocationId ?? generateInvocationId(),
   };
-  const progress = createProgress(o.log);
   const config: AgentRunConfig = {
     ...o,
     identity,
-    jobPrefix: o.jobPrefix,
-    delivered: o.delivered,
+    delivered: options.delivered,
     // A killed run's privileged pod is stopped by Kubernetes a minute after --timeout, not in 5 h.
     activeDeadlineSeconds: jobDeadlineSeconds(o.timeoutMs),
   };
-  planAgentRun(config); // names are validated before the first request
-  const fail = new AbortController();
-  const signal = AbortSignal.any([o.signal, fail.signal]);
+  const plan = planAgentRun(config); // names are validated before the first request
   // --timeout bounds the whole run from here, the gate and the log stream included (it would follow
   // a stuck agent forever). A server that has not answered anything by then is reported as silent.
-  const deadline = Date.now() + o.timeoutMs;
-  const deadlineTimer = setTimeout(
-    () =>
-      fail.abort(
-        o.client.answered
-          ? new AicrError("TIMEOUT", `the agent did not finish within --timeout ${formatMs(o.timeoutMs)}`, {
-              remedy:
-                "read the agent log above for where it stopped; raise --timeout if the node is just slow",
-            })
-          : toAicrError(new NoAnswerError(o.timeoutMs), "waiting for the API server", o.client.server),
-      ),
-    o.timeoutMs,
-  );
-  try {
-    return await runWithin(o, { identity, progress, config, fail, signal, deadline });
-  } finally {
-    clearTimeout(deadlineTimer);
+  using deadline = startDeadline(cancel, o.timeoutMs, {
+    what: "the agent did not finish",
+    flag: "--timeout",
+    remedy: "read the agent log above for where it stopped; raise --timeout if the node is just slow",
+    instead: () =>
+      client.answered
+        ? undefined
+        : toAicrError(new NoAnswerError(o.timeoutMs), "waiting for the API server", client.server),
+  });
+  const progress = createProgress(log);
+  const ctx = { client, log, signal: deadline.signal };
+  const gate = await gateRun(o, options, config, plan, ctx);
+  progress.phase("permissions checked", { mode: gate.mode.mode });
+  let content: string;
+  let scope: RunScope;
+  {
+    await using run = new RunScope({
+      client,
+      identity,
+      log,
+      cleanup: o.cleanup,
+      removeCommand: () =>
+        gate.mode.mode === "exact"
+          ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
+          : `kubectl delete clusterrole ${plan.names.clusterRole}`,
+      staging: () => (plan.ownsOutput ? plan.output : undefined),
+      announce: (message, fields) => progress.phase(message, fields),
+    });
+    scope = run;
+    const agent = new AgentRun(client, { ...config, nodeSelector: gate.nodeSelector }, run, ctx);
+    content = await execute(agent, o, gate, { ...ctx, deadline, progress });
   }
+  // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
+  cancel.throwIfAborted();
+  // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot).
+  const document = parseSnapshot(content, "the agent's snapshot", { native: true });
+  return { runId: identity.runId, content, document, receipt: scope.receipt, kept: scope.kept };
 }
 
-interface RunScope {
-  identity: { runId: string; invocationId: string };
-  progress: ReturnType<typeof createProgress>;
-  config: AgentRunConfig;
-  fail: AbortController;
+interface Gate {
+  mode: ServiceAccountMode;
+  mayBind: boolean;
+  nodeSelector: Record<string, string> | undefined;
+  namespace: KubeObject | undefined;
+}
+
+interface RunCtx {
+  client: KubeClient;
+  log: Logger;
+  /** The run's deadline: cancel, --timeout or a fail-fast cause. */
   signal: AbortSignal;
-  deadline: number;
 }
 
-async function runWithin(o: CollectSnapshotOptions, scope: RunScope): Promise<CollectSnapshotResult> {
-  const { identity, progress, config, fail, signal, deadline } = scope;
-  let run = new AgentRun(o.client, config, { log: o.log, signal });
-
+/** Everything read-only before the first write: permissions, a free run ID, auto-targeting. */
+async function gateRun(
+  o: ResolvedSnapshotOptions,
+  options: CollectSnapshotOptions,
+  config: AgentRunConfig,
+  plan: AgentRunPlan,
+  { client, log, signal }: RunCtx,
+): Promise<Gate> {
   // Read-only and fail-open: it goes out with the gate's questions instead of after them.
-  const gpuLookup = o.autoTarget ? startGpuNodeLookup(o.client) : undefined;
+  const gpuLookup = o.autoTarget ? startGpuNodeLookup(client) : undefined;
   const free =
-    (o.checkRunId ?? o.runId !== undefined)
-      ? namesAreFree(o.client, run, o.namespace, identity.runId)
+    (options.checkRunId ?? options.runId !== undefined)
+      ? namesAreFree(client, plan, o.namespace, config.identity.runId)
       : Promise.resolve();
   free.catch(() => {});
   // Read once, for the gate's admission prediction and then by the deployer (which creates it if absent).
-  const namespaceRead = o.client
+  const namespaceRead = client
     .get({ apiVersion: "v1", kind: "Namespace", name: o.namespace })
     .catch((err: unknown) => err);
   const gate = await unlessAborted(
     checkPermissions(
-      o.client,
+      client,
       {
         namespace: o.namespace,
-        outputNamespace: run.plan.output.namespace,
+        outputNamespace: plan.output.namespace,
         namespaceRead,
-        ownsOutput: run.plan.ownsOutput,
+        ownsOutput: plan.ownsOutput,
         discoverNetwork: o.discoverNetwork,
         resolveMode: () =>
-          resolveServiceAccountMode(o.client, { namespace: o.namespace, name: o.serviceAccountName }),
-        dryRunPod: (mode) => dryRunPod(run, config, mode),
+          resolveServiceAccountMode(client, { namespace: o.namespace, name: o.serviceAccountName }),
+        dryRunPod: (mode) => dryRunPod(plan, config, mode),
         knownMode: o.serviceAccountName ? undefined : { mode: "prefix", prefix: undefined },
         signal,
       },
-      o.log,
+      log,
     ),
     signal,
   );
   await unlessAborted(free, signal);
-  progress.phase("permissions checked", { mode: gate.mode.mode });
-  let nodeSelector = o.nodeSelector;
-  if (o.autoTarget) {
-    nodeSelector = await unlessAborted(gpuNodeSelector(o.client, o.log, gpuLookup), signal);
-    if (nodeSelector) run = new AgentRun(o.client, { ...config, nodeSelector }, { log: o.log, signal });
-  }
-  const placement = (): Placement => ({
+  const nodeSelector = o.autoTarget
+    ? await unlessAborted(gpuNodeSelector(client, log, gpuLookup), signal)
+    : o.nodeSelector;
+  const namespace = await namespaceRead;
+  return {
+    mode: gate.mode,
+    mayBind: gate.mayBind,
     nodeSelector,
+    namespace: namespace instanceof Error ? undefined : (namespace as KubeObject),
+  };
+}
+
+/** deploy → pod → logs → completion → result; returns the agent's YAML. */
+async function execute(
+  agent: AgentRun,
+  o: ResolvedSnapshotOptions,
+  gate: Gate,
+  ctx: RunCtx & { deadline: Deadline; progress: ReturnType<typeof createProgress> },
+): Promise<string> {
+  const { client, log, signal, deadline, progress } = ctx;
+  const placement = (): Placement => ({
+    nodeSelector: gate.nodeSelector,
     tolerations: o.tolerations,
-    autoTargeted: o.autoTarget && Boolean(nodeSelector),
+    autoTargeted: o.autoTarget && Boolean(gate.nodeSelector),
   });
-  const unregister = onForcedExit(() => leftoverReport(run, o.namespace));
+  const relay = agentLogRelay(log);
+  let stage = "creating the run's objects";
+  let deployment: Deployment | undefined;
   let sentinel: { stop: () => void } | undefined;
-  const relay = agentLogRelay(o.log);
-  const receipt: ReceiptRow[] = [];
-  const kept: CollectSnapshotResult["kept"] = [];
   let sentinelTimer: ReturnType<typeof setTimeout> | undefined;
   let podSeen = false;
   const watches = new AbortController();
-  let content = "";
   try {
     // The pod, the Job's end and the agent's write all arrive as events on watches opened while the
     // Job's create is in flight (from a resourceVersion that precedes it, no lists).
-    const remaining = () => Math.max(1, deadline - Date.now());
     let waits: RunWaits | undefined;
     let seen: ResultConfigMap | undefined;
-    const namespace = await namespaceRead;
-    await run.deploy({
+    deployment = await agent.deploy({
       mode: gate.mode,
       mayBind: gate.mayBind,
-      namespace: namespace instanceof Error ? undefined : (namespace as KubeObject),
-      onWatchable: () => {
+      namespace: gate.namespace,
+      onWatchable: (w) => {
         // A pending pod the cluster already knows cannot run (image pull, unschedulable) fails the run now.
-        waits = run.openWaits(remaining(), watches.signal, (pending) => {
+        waits = agent.openWaits(w, watches.signal, (pending) => {
           podSeen = true;
           const cause = podFailure(pending, { image: o.image, placement: placement() });
-          if (cause) fail.abort(cause);
+          if (cause) deadline.fail(cause);
         });
         waits.written.then(
           (cm) => (seen = cm),
@@ -246,88 +301,64 @@ async function runWithin(o: CollectSnapshotOptions, scope: RunScope): Promise<Co
       },
     });
     if (!waits) throw new AicrError("INTERNAL", "the run's waits were not opened");
-    progress.phase("run objects created", { job: run.plan.names.job });
+    const jobUid = deployment.uid;
+    progress.phase("run objects created", { job: agent.plan.names.job });
     sentinelTimer = setTimeout(() => {
       if (podSeen || signal.aborted) return;
-      sentinel = startSentinel(o.client, {
+      sentinel = startSentinel(client, {
         namespace: o.namespace,
-        jobUid: run.jobUid ?? "",
-        timeoutMs: remaining(),
-        log: o.log,
-        onFailure: (err) => fail.abort(err),
+        jobUid,
+        signal,
+        log,
+        onFailure: (err) => deadline.fail(err),
       });
     }, SENTINEL_AFTER_MS);
-    const { completion } = waits;
-    // Every wait ends at once on SIGINT or a fail-fast cause, even with its request still in flight.
+    // Every wait ends at once on SIGINT, the deadline or a fail-fast cause, even with its request in flight.
+    stage = "waiting for the agent pod to start";
     const pod = await unlessAborted(waits.pod, signal);
     podSeen = true;
     progress.phase(
       `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
     );
-    await unlessAborted(run.streamLogs(pod, relay.out), signal);
-    const outcome = await unlessAborted(completion, signal);
-    if (!outcome.succeeded) throw await agentFailure(run, outcome, relay.lastLines());
+    stage = `following the log of pod ${pod.metadata.name}`;
+    await unlessAborted(agent.streamLogs(pod, relay.out, signal), signal);
+    stage = "waiting for the agent Job to complete";
+    const outcome = await unlessAborted(waits.completion, signal);
+    if (!outcome.succeeded) throw await agentFailure(agent, jobUid, outcome, relay.lastLines());
     // The write's event normally came first; if it has not, the ConfigMap is read instead.
-    content = await unlessAborted(run.readResult(seen), signal);
+    stage = "reading the result";
+    const content = await unlessAborted(agent.readResult(seen), signal);
     progress.phase("result read");
+    return content;
+  } catch (err) {
+    // The deadline's TIMEOUT, told once, with where the run stood.
+    if (err instanceof DeadlineExceeded) throw err.at(await where(agent, stage, deployment));
+    throw err;
   } finally {
     clearTimeout(sentinelTimer);
     watches.abort();
     sentinel?.stop();
-    // Still registered while cleanup runs: a second Ctrl-C during cleanup must still say what may be left.
-    try {
-      if (o.cleanup) {
-        receipt.push(...(await withTimeout(run.cleanup(), CLEANUP_TIMEOUT_MS)));
-        const bad = receipt.filter((r) => r.outcome === "failed" || r.outcome === "left-behind");
-        if (bad.length > 0)
-          o.log.warn(`cleanup could not remove ${bad.length} object(s)`, {
-            objects: bad.map((r) => `${r.kind}/${r.name}`).join(","),
-          });
-        progress.phase("cleaned up", { deleted: receipt.filter((r) => r.outcome === "deleted").length });
-      } else {
-        for (const e of run.created.list()) {
-          kept.push({ kind: e.kind, namespace: e.namespace, name: e.name, uid: e.uid });
-          o.log.info(`kept (--no-cleanup): ${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`, {
-            uid: e.uid,
-          });
-        }
-      }
-    } finally {
-      unregister();
-    }
-    // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
-    o.signal.throwIfAborted();
   }
-  // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot).
-  const document = parseSnapshot(content, "the agent's snapshot", { native: true });
-  return { runId: identity.runId, content, document, receipt, kept };
 }
 
-function formatMs(ms: number): string {
-  return ms % 60_000 === 0 ? `${ms / 60_000}m` : ms % 1000 === 0 ? `${ms / 1000}s` : `${ms}ms`;
-}
-
-async function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const t = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new AicrError("TIMEOUT", `cleanup did not finish within ${ms / 1000}s`)),
-      ms,
-    );
-  });
-  try {
-    return await Promise.race([p, t]);
-  } finally {
-    clearTimeout(timer);
-  }
+/** Where a run stood when its deadline passed: the stage, and its pod's last state if there is one. */
+async function where(agent: AgentRun, stage: string, deployment: Deployment | undefined): Promise<string> {
+  if (!deployment) return stage;
+  const pod = await withTimeout(
+    agent.lastPod(deployment.uid),
+    WHERE_LOOKUP_MS,
+    () => new Error("no answer"),
+  ).catch(() => undefined);
+  return `${stage}; ${describePodState(pod)}`;
 }
 
 async function agentFailure(
-  run: AgentRun,
+  agent: AgentRun,
+  jobUid: string,
   outcome: { reason?: string | undefined; message?: string | undefined },
   lines: string[],
 ): Promise<AicrError> {
-  const pod = await run.lastPod().catch(() => undefined);
+  const pod = await agent.lastPod(jobUid).catch(() => undefined);
   const terminated = (
     pod?.status?.containerStatuses?.[0]?.state as
       | { terminated?: { exitCode?: number; message?: string } }
@@ -346,17 +377,4 @@ async function agentFailure(
       remedy: "read the agent log above; rerun with --debug for the agent's detail",
     },
   );
-}
-
-function leftoverReport(run: AgentRun, namespace: string): string | undefined {
-  const entries = run.created.list();
-  if (entries.length === 0) return undefined;
-  const anchor =
-    run.mode?.mode === "exact"
-      ? `kubectl delete job -n ${namespace} ${run.plan.names.job}`
-      : `kubectl delete clusterrole ${run.plan.names.clusterRole}`;
-  const lines = entries.map(
-    (e) => `  ${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name} uid=${e.uid ?? "(unconfirmed)"}`,
-  );
-  return `exiting without cleanup; this run may have left:\n${lines.join("\n")}\nremove them all with (the garbage collector takes the rest): ${anchor}`;
 }

@@ -1,4 +1,5 @@
 import type { Toleration } from "../agent/job-spec.ts";
+import { DEFAULT_IMAGE } from "../core/version.ts";
 import type { Destination } from "../snapshot/deliver.ts";
 import type { SnapshotFormat } from "../snapshot/serialize.ts";
 
@@ -29,4 +30,31 @@ export interface SnapshotRunOptions {
   debug: boolean;
   /** No placement flag was given: the run may target GPU nodes by itself. */
   autoTarget: boolean;
+}
+
+/**
+ * The library's options of one snapshot run: only `namespace` is required; the rest default as the
+ * CLI does (its flags resolve to these, in commands/_snapshot-flags.ts).
+ */
+export type SnapshotOptions = Pick<SnapshotRunOptions, "namespace"> &
+  Partial<Omit<SnapshotRunOptions, "namespace" | "destination" | "format">>;
+
+export type ResolvedSnapshotOptions = Omit<SnapshotRunOptions, "destination" | "format">;
+
+/** Fills what the caller left out with the CLI's defaults. */
+export function withSnapshotDefaults(o: SnapshotOptions): ResolvedSnapshotOptions {
+  const placed = Boolean(o.nodeSelector) || Boolean(o.requireGpu) || Boolean(o.runtimeClassName);
+  return {
+    ...o,
+    image: o.image ?? DEFAULT_IMAGE,
+    imagePullSecrets: o.imagePullSecrets ?? [],
+    timeoutMs: o.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+    cleanup: o.cleanup ?? true,
+    privileged: o.privileged ?? true,
+    requireGpu: o.requireGpu ?? false,
+    discoverNetwork: o.discoverNetwork ?? false,
+    maxNodesPerEntry: o.maxNodesPerEntry ?? 0,
+    debug: o.debug ?? false,
+    autoTarget: o.autoTarget ?? !placed,
+  };
 }

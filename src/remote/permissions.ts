@@ -2,46 +2,37 @@ import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
-import { isForbiddenError, isNotFoundError, statusOf } from "../kube/errors.ts";
-import { agentRuleChecks, type Check, callerBaseChecks, callerRbacChecks, describeCheck } from "./checks.ts";
+import {
+  isBadRequest,
+  isForbidden,
+  isInvalid,
+  isMethodNotSupported,
+  isNotFound,
+  isUnauthorized,
+} from "../kube/errors.ts";
+import {
+  type AccessAnswer,
+  type AccessCheck,
+  deniedChecks,
+  describeMissing,
+  type ReviewOptions,
+  reviewAll,
+} from "../kube/reviews.ts";
+import { agentRuleChecks, callerBaseChecks, callerRbacChecks } from "./checks.ts";
 
-export const REVIEW_CONCURRENCY = 16;
+const RBAC = "rbac.authorization.k8s.io";
 /** Every verb on every resource of every group, cluster-wide. */
-const EVERYTHING: Check = { verb: "*", group: "*", resource: "*" };
-type Subject = { user: string; groups: string[] };
-type Answer = Awaited<ReturnType<KubeClient["review"]>>;
-const inFlight = new WeakMap<KubeClient, Map<string, Promise<Answer>>>();
+const EVERYTHING: AccessCheck = { verb: "*", group: "*", resource: "*" };
 
-/**
- * Single-flight access reviews: concurrent SDK calls through one client ask each question once while
- * it is in flight and share the answer (the server would give them the same one at that instant).
- * Nothing is cached once the answer is in: a later run asks again.
- */
-function review(client: KubeClient, check: Check, subject?: Subject): Promise<Answer> {
-  let pending = inFlight.get(client);
-  if (!pending) {
-    pending = new Map();
-    inFlight.set(client, pending);
-  }
-  const key = JSON.stringify([
-    check.verb,
-    check.group,
-    check.resource,
-    check.subresource,
-    check.namespace,
-    subject,
-  ]);
-  const shared = pending.get(key);
-  if (shared) return shared;
-  const asked = client.review(check, subject);
-  const map = pending;
-  map.set(key, asked);
-  const forget = () => void map.delete(key);
-  asked.then(forget, forget);
-  return asked;
+/** One question's answer (single-flight, as every review). */
+async function reviewOne(
+  client: KubeClient,
+  check: AccessCheck,
+  options: ReviewOptions,
+): Promise<AccessAnswer> {
+  const [answer] = await reviewAll(client, [check], options);
+  return answer as AccessAnswer;
 }
-
-const CALLER = "the caller (your kubeconfig identity)";
 
 export interface GateInput {
   namespace: string;
@@ -68,39 +59,6 @@ export interface GateResult {
   mayBind: boolean;
 }
 
-/** Bounded fan-out: at most `limit` reviews in flight. */
-async function mapLimit<T, R>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T) => Promise<R>,
-  signal?: AbortSignal,
-): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  let failed = false;
-  const worker = async () => {
-    // After one failure nothing new is sent: the call has already failed (an unreachable server
-    // would otherwise be asked every remaining question, one wave after another).
-    while (next < items.length && !failed) {
-      signal?.throwIfAborted();
-      const i = next++;
-      try {
-        out[i] = await fn(items[i] as T);
-      } catch (err) {
-        failed = true;
-        throw err;
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
-
-async function callerMissing(client: KubeClient, checks: Check[], signal?: AbortSignal): Promise<Check[]> {
-  const answers = await mapLimit(checks, REVIEW_CONCURRENCY, (c) => review(client, c), signal);
-  return checks.filter((_, i) => !answers[i]?.allowed);
-}
-
 /**
  * Escalation prevention, predicted: the apiserver refuses a Role/ClusterRole (and its binding) that
  * grants anything the caller does not hold, unless the caller has `escalate` / `bind` on that kind.
@@ -111,25 +69,28 @@ async function escalationLines(client: KubeClient, input: GateInput): Promise<st
     ["Role", "roles", rules.role, input.namespace],
     ["ClusterRole", "clusterroles", rules.clusterRole, undefined],
   ] as const;
+  const signal = { signal: input.signal };
   // One wave: what the caller holds, and whether it may escalate/bind, asked together for both kinds.
   const answers = await Promise.all(
-    kinds.map(([, resource, checks, ns]) =>
+    kinds.map(([, resource, checks, namespace]) =>
       Promise.all([
-        callerMissing(client, checks, input.signal),
-        review(client, { verb: "escalate", group: "rbac.authorization.k8s.io", resource, namespace: ns }),
-        review(client, { verb: "bind", group: "rbac.authorization.k8s.io", resource, namespace: ns }),
+        deniedChecks(client, checks, signal),
+        reviewAll(
+          client,
+          [
+            { verb: "escalate", group: RBAC, resource, namespace },
+            { verb: "bind", group: RBAC, resource, namespace },
+          ],
+          signal,
+        ),
       ]),
     ),
   );
   const lines: string[] = [];
   for (const [i, [kind]] of kinds.entries()) {
-    const [missing, escalate, bind] = answers[i] ?? [[], { allowed: true }, { allowed: true }];
-    if (missing.length === 0 || (escalate.allowed && bind.allowed)) continue;
-    for (const m of missing) {
-      lines.push(
-        `${CALLER} cannot grant ${describeCheck(m)}: creating the run's ${kind} would be refused as privilege escalation`,
-      );
-    }
+    const [missing, mayEscalate] = answers[i] ?? [[], []];
+    if (missing.length === 0 || mayEscalate.every((a) => a.allowed)) continue;
+    lines.push(...missing.map((m) => describeMissing(m, { grantedBy: `the run's ${kind}` })));
   }
   return lines;
 }
@@ -150,18 +111,11 @@ async function serviceAccountLines(
   const rules = agentRuleChecks(input);
   const checks = [...rules.role, ...rules.clusterRole];
   try {
-    const answers = await mapLimit(
-      checks,
-      REVIEW_CONCURRENCY,
-      (c) => review(client, c, { user, groups }),
-      input.signal,
-    );
-    return checks
-      .filter((_, i) => !answers[i]?.allowed)
-      .map((c) => `agent ServiceAccount "${user}" cannot ${describeCheck(c)}`);
+    const missing = await deniedChecks(client, checks, { signal: input.signal, subject: { user, groups } });
+    return missing.map((c) => describeMissing(c, { who: `agent ServiceAccount "${user}"` }));
   } catch (err) {
-    const status = statusOf(err).status;
-    if (status !== 403 && status !== 401 && status !== 404 && status !== 405) throw err;
+    if (!isForbidden(err) && !isUnauthorized(err) && !isNotFound(err) && !isMethodNotSupported(err))
+      throw err;
     log.warn(
       "could not verify the agent ServiceAccount's own permissions; continuing, but a missing rule will surface as an in-pod failure minutes from now instead of here",
       {
@@ -185,13 +139,17 @@ async function admissionLines(
   const [ns, may, dryRun] = await Promise.all([
     input.namespaceRead ??
       client.get({ apiVersion: "v1", kind: "Namespace", name: input.namespace }).catch((err: unknown) => err),
-    review(client, { verb: "create", group: "", resource: "pods", namespace: input.namespace }),
+    reviewOne(
+      client,
+      { verb: "create", group: "", resource: "pods", namespace: input.namespace },
+      { signal: input.signal },
+    ),
     client.create(input.dryRunPod(mode), { dryRun: true }).then(
       () => undefined,
       (err: unknown) => err,
     ),
   ]);
-  if (isNotFoundError(ns))
+  if (isNotFound(ns))
     return {
       denied: [],
       notes: [`admission was not predicted: namespace ${input.namespace} does not exist yet`],
@@ -203,7 +161,7 @@ async function admissionLines(
     };
   if (dryRun === undefined) return { denied: [], notes: [] };
   const err = dryRun;
-  if (isForbiddenError(err) || statusOf(err).status === 422 || statusOf(err).status === 400) {
+  if (isForbidden(err) || isInvalid(err) || isBadRequest(err)) {
     return {
       denied: [
         `the agent pod would be rejected by admission in namespace "${input.namespace}": ${(err as Error).message.replace(/^creating [^:]*: /, "")}`,
@@ -232,19 +190,20 @@ async function modeSpecific(
   const out: ModeFindings = { lines: [], notes: [], hints: [] };
   if (mode.mode === "prefix") {
     const [rbac, escalation, admission] = await Promise.all([
-      callerMissing(client, callerRbacChecks(input.namespace), input.signal),
+      deniedChecks(client, callerRbacChecks(input.namespace), { signal: input.signal }),
       escalationLines(client, input),
       admissionSent ?? admissionLines(client, input, mode),
     ]);
-    out.lines.push(
-      ...rbac.map((c) => `${CALLER} cannot ${describeCheck(c)}`),
-      ...escalation,
-      ...admission.denied,
-    );
+    out.lines.push(...rbac.map((c) => describeMissing(c)), ...escalation, ...admission.denied);
     out.notes.push(...admission.notes);
     if (rbac.length > 0) {
       out.hints.push(
         "each run creates its own ServiceAccount, Role, RoleBinding, ClusterRole and ClusterRoleBinding and always deletes them, so it needs create and delete on all five; running as an existing ServiceAccount (--service-account-name <existing>) needs none of them",
+      );
+    }
+    if (escalation.length > 0) {
+      out.hints.push(
+        'the run\'s Role and ClusterRole may grant only what you hold yourself: ask for the permissions listed, or for "escalate" and "bind" on roles and clusterroles; running as an existing ServiceAccount (--service-account-name <existing>) creates neither',
       );
     }
   } else {
@@ -281,7 +240,7 @@ export async function checkPermissions(
   // A caller allowed every verb on every resource cluster-wide (cluster-admin) holds everything the
   // run needs and grants: one review instead of ~50. Anyone else gets the full list, one line each.
   // A refusal to answer is "not everything"; a server that cannot be reached fails the gate here.
-  const everything = await review(client, EVERYTHING).catch((err: unknown) => {
+  const everything = await reviewOne(client, EVERYTHING, { signal: input.signal }).catch((err: unknown) => {
     if (err instanceof AicrError && (err.code === "UNAVAILABLE" || err.code === "CANCELED")) throw err;
     return { allowed: false };
   });
@@ -302,8 +261,8 @@ export async function checkPermissions(
   }
   const early = input.knownMode ? modeSpecific(client, input, input.knownMode, log, admission) : undefined;
   early?.catch(() => {});
-  const phase1 = await callerMissing(client, callerBaseChecks(input), input.signal);
-  const lines = phase1.map((c) => `${CALLER} cannot ${describeCheck(c)}`);
+  const phase1 = await deniedChecks(client, callerBaseChecks(input), { signal: input.signal });
+  const lines = phase1.map((c) => describeMissing(c));
   if (phase1.some((c) => c.resource === "serviceaccounts" && c.verb === "get")) {
     throw unauthorized(lines, [
       `reading ServiceAccounts in namespace "${input.namespace}" is required before anything else (to tell an existing ServiceAccount from a name prefix); the remaining, mode-specific permissions were not evaluated`,

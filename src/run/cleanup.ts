@@ -1,7 +1,7 @@
 import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import type { Logger } from "../core/log.ts";
 import { describe, type KubeClient, type KubeObject, type ObjectRef } from "../kube/client.ts";
-import { isConflictError, isNotFoundError } from "../kube/errors.ts";
+import { isConflict, isNotFound } from "../kube/errors.ts";
 import { type CreatedEntry, type CreatedSet, ownerUids } from "./created-set.ts";
 import { carriesInvocationLabels, type RunIdentity } from "./labels.ts";
 
@@ -40,8 +40,8 @@ async function deletePinned(client: KubeClient, ref: ObjectRef, uid: string): Pr
     await client.delete(ref, { uid, propagationPolicy: ref.kind === "Job" ? "Foreground" : "Background" });
     return row(ref, "deleted", { uid });
   } catch (err) {
-    if (isNotFoundError(err)) return row(ref, "already-gone", { uid });
-    if (isConflictError(err))
+    if (isNotFound(err)) return row(ref, "already-gone", { uid });
+    if (isConflict(err))
       return row(ref, "not-ours", { uid, detail: "a different object now stands at this name" });
     return row(ref, "failed", { uid, detail: (err as Error).message });
   }
@@ -53,7 +53,7 @@ async function resolveIntent(o: CleanupOptions, entry: CreatedEntry): Promise<Re
   try {
     live = await o.client.get<KubeObject>(entry);
   } catch (err) {
-    if (isNotFoundError(err)) return row(entry, "already-gone");
+    if (isNotFound(err)) return row(entry, "already-gone");
     return row(entry, "failed", {
       detail: `cannot verify ownership, so not deleted: ${(err as Error).message}`,
     });
@@ -88,7 +88,7 @@ async function planStagingSweep(
 ): Promise<{ row?: ReceiptRow; delete?: { ref: ObjectRef; uid: string; owners?: string[] | undefined } }> {
   const ref = { apiVersion: "v1", kind: "ConfigMap", ...staging };
   const [cm, vouched] = await Promise.all([
-    o.client.get<KubeObject>(ref).catch((err: unknown) => (isNotFoundError(err) ? undefined : err)),
+    o.client.get<KubeObject>(ref).catch((err: unknown) => (isNotFound(err) ? undefined : err)),
     holdsJob,
   ]);
   if (cm === undefined) return {};

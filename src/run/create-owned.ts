@@ -1,3 +1,4 @@
+import { retry } from "../core/async.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import {
@@ -8,7 +9,7 @@ import {
   type ObjectRef,
   refOf,
 } from "../kube/client.ts";
-import { isAlreadyExistsError, isTransient } from "../kube/errors.ts";
+import { isAlreadyExists, isTransient, KubeStatusError } from "../kube/errors.ts";
 import { type CreatedSet, ownerUids } from "./created-set.ts";
 import { carriesInvocationLabels, type RunIdentity } from "./labels.ts";
 
@@ -24,21 +25,11 @@ export interface CreateOwnedOptions {
   signal: AbortSignal;
 }
 
-const delay = (ms: number, signal: AbortSignal): Promise<void> =>
-  new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const t = setTimeout(resolve, ms);
-    const onAbort = () => {
-      clearTimeout(t);
-      reject(signal.reason);
-    };
-    signal.addEventListener("abort", onAbort, { once: true });
-  });
-
-function backoff(attempt: number, err: AicrError): number {
-  const retryAfter = err.context.retryAfterSeconds;
-  if (typeof retryAfter === "number") return Math.min(retryAfter * 1000, MAX_DELAY_MS);
-  return Math.min(BASE_DELAY_MS * 2 ** attempt, MAX_DELAY_MS);
+/** The pause after failed attempt `attempt` (from 1): the server's Retry-After when it sent one. */
+function backoff(attempt: number, err: unknown): number {
+  const retryAfter = err instanceof KubeStatusError ? err.retryAfterSeconds : undefined;
+  if (retryAfter !== undefined) return Math.min(retryAfter * 1000, MAX_DELAY_MS);
+  return Math.min(BASE_DELAY_MS * 2 ** (attempt - 1), MAX_DELAY_MS);
 }
 
 /**
@@ -52,31 +43,35 @@ export async function createOwned<T extends KubernetesObject>(
 ): Promise<KubeObject> {
   const ref = refOf(object);
   o.created.recordIntent(ref, ownerUids(object));
-  for (let attempt = 0; ; attempt++) {
-    // A cancelled run starts no new create (one in flight still settles, so cleanup sees it).
-    if (o.signal.aborted) throw o.signal.reason;
-    let err: unknown;
-    try {
-      const made = await o.client.create(object);
+  // A cancelled run starts no new create (one in flight still settles, so cleanup sees it); a failure
+  // that is not retried keeps the intent: cleanup will resolve it.
+  return retry(
+    async () => {
+      let made: KubernetesObject;
+      try {
+        made = await o.client.create(object);
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+        // If what stands there cannot be read, neither ours nor foreign is proven: the intent stays
+        // (cleanup resolves it) and a transient failure is retried like the create itself.
+        const live = await o.client.get<KubeObject>(ref);
+        return adopt(ref, o, live, err);
+      }
       o.created.confirm(ref, made.metadata?.uid ?? "");
       return made as KubeObject;
-    } catch (e) {
-      err = e;
-    }
-    if (isAlreadyExistsError(err)) {
-      const live = await o.client.get<KubeObject>(ref).catch((e: unknown) => e as Error);
-      if (!(live instanceof Error)) return adopt(ref, o, live, err);
-      // What stands there could not be read: neither ours nor foreign is proven, so the intent stays
-      // (cleanup resolves it) and a transient failure is retried like the create itself.
-      err = live;
-    }
-    if (!isTransient(err) || attempt + 1 >= CREATE_ATTEMPTS) throw err; // intent kept: cleanup will resolve it
-    o.log.warn(`creating ${describe(ref)} failed transiently; retrying`, {
-      attempt: attempt + 1,
-      cause: (err as Error).message,
-    });
-    await delay(backoff(attempt, err as AicrError), o.signal);
-  }
+    },
+    {
+      attempts: CREATE_ATTEMPTS,
+      retryable: isTransient,
+      backoffMs: backoff,
+      signal: o.signal,
+      onRetry: (attempt, err) =>
+        o.log.warn(`creating ${describe(ref)} failed transiently; retrying`, {
+          attempt,
+          cause: (err as Error).message,
+        }),
+    },
+  );
 }
 
 function adopt(ref: ObjectRef, o: CreateOwnedOptions, live: KubeObject, cause: unknown): KubeObject {

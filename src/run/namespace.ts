@@ -2,7 +2,7 @@ import { AicrError } from "../core/errors.ts";
 import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
-import { isAlreadyExistsError, isForbiddenError, isNotFoundError } from "../kube/errors.ts";
+import { isAlreadyExists, isForbidden, isNotFound } from "../kube/errors.ts";
 
 /**
  * The namespace is ensured, never owned: labelled managed-by=aicr if it exists without it, created if
@@ -26,7 +26,7 @@ export async function ensureNamespace(
     try {
       live = await client.get<KubeObject>(ref);
     } catch (err) {
-      if (!isNotFoundError(err) && !isForbiddenError(err)) throw err;
+      if (!isNotFound(err) && !isForbidden(err)) throw err;
     }
   }
   if (!live) {
@@ -40,7 +40,7 @@ export async function ensureNamespace(
       options.log.info(`created namespace ${options.namespace} (it is never deleted by aicr)`);
       return;
     } catch (err) {
-      if (isForbiddenError(err)) {
+      if (isForbidden(err)) {
         throw new AicrError(
           "UNAUTHORIZED",
           `namespace ${JSON.stringify(options.namespace)} cannot be created or read by the caller`,
@@ -50,7 +50,7 @@ export async function ensureNamespace(
           },
         );
       }
-      if (!isAlreadyExistsError(err)) throw err;
+      if (!isAlreadyExists(err)) throw err;
       return; // created meanwhile by someone else: it exists, which is all a run needs
     }
   }

@@ -73,6 +73,7 @@ export async function collectNodeSnapshot(o: CollectNodeOptions): Promise<void> 
     client: o.client,
     ownerJob: o.agentMode ? stagingOwner(o.env) : undefined,
     writeStdout: o.writeStdout,
+    signal: o.signal,
   });
   o.log.info("snapshot written", {
     destination: describeDestination(o.destination),

@@ -1,3 +1,4 @@
+import { retry } from "../core/async.ts";
 import { writeFileAtomic } from "../core/files.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient } from "../kube/errors.ts";
@@ -34,6 +35,8 @@ export interface DeliverOptions {
   /** Needed only for a ConfigMap destination. */
   client?: KubeClient | undefined;
   writeStdout: (text: string) => void;
+  /** Cancels the ConfigMap apply's retries: no new attempt, no pause kept. */
+  signal?: AbortSignal | undefined;
 }
 
 /** The snapshot's bytes to their destination; a ConfigMap is written by server-side apply (manager `aicr`, force). */
@@ -44,16 +47,14 @@ export async function deliverSnapshot(dest: Destination, options: DeliverOptions
   const cm = buildSnapshotConfigMap(dest.ref, options);
   const client = options.client;
   // Server-side apply is idempotent, so a dropped connection or a throttled answer is simply retried.
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await client.apply(cm, { fieldManager: "aicr", force: true });
-      return;
-    } catch (err) {
-      if (!isTransient(err) || attempt >= APPLY_ATTEMPTS) throw err;
-      await Bun.sleep(Math.min(APPLY_BACKOFF_MS * 2 ** (attempt - 1), 4000));
-    }
-  }
+  await retry(() => client.apply(cm, { fieldManager: "aicr", force: true }), {
+    attempts: APPLY_ATTEMPTS,
+    retryable: isTransient,
+    backoffMs: (attempt) => Math.min(APPLY_BACKOFF_MS * 2 ** (attempt - 1), APPLY_MAX_BACKOFF_MS),
+    signal: options.signal,
+  });
 }
 
 const APPLY_ATTEMPTS = 4;
 const APPLY_BACKOFF_MS = 250;
+const APPLY_MAX_BACKOFF_MS = 4000;

@@ -1,4 +1,5 @@
 import { existsSync } from "node:fs";
+import { withTimeout } from "../core/async.ts";
 import type { KubeClient } from "../kube/client.ts";
 import type { Transport, TransportOptions } from "./types.ts";
 
@@ -38,22 +39,18 @@ async function probe(options: TransportOptions): Promise<KubeClient | undefined>
     });
     return undefined;
   }
-  const timeout = new Promise<"timeout">((resolve) =>
-    setTimeout(resolve, PROBE_TIMEOUT_MS, "timeout").unref(),
-  );
-  const answer = await Promise.race([
-    client.serverVersion().then(
-      () => "ok" as const,
-      (err: unknown) => err,
-    ),
-    timeout,
-  ]);
-  if (answer === "ok") return client;
-  const why =
-    answer === "timeout" ? `no answer within ${PROBE_TIMEOUT_MS} ms` : String((answer as Error).message);
-  options.log.warn("the configured cluster is not reachable: collecting this host only", {
-    server: client.server,
-    reason: why,
-  });
-  return undefined;
+  try {
+    await withTimeout(
+      client.serverVersion(),
+      PROBE_TIMEOUT_MS,
+      () => new Error(`no answer within ${PROBE_TIMEOUT_MS} ms`),
+    );
+    return client;
+  } catch (err) {
+    options.log.warn("the configured cluster is not reachable: collecting this host only", {
+      server: client.server,
+      reason: String((err as Error).message),
+    });
+    return undefined;
+  }
 }

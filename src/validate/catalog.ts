@@ -2,7 +2,7 @@ import { AicrError } from "../core/errors.ts";
 import type { PolicyRule } from "../rbac/rules.ts";
 import { PHASES, type Phase, type Recipe } from "./recipe.ts";
 
-/** A validator built into the binary (`aicr validate --validator <name>` in its Job's pod). */
+/** A validator built into the binary (`aicr validator <name>` in its Job's pod). */
 export interface ValidatorEntry {
   name: string;
   phase: Phase;

@@ -1,13 +1,13 @@
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
+import { parseSnapshot } from "../snapshot/schema.ts";
 import { captureSnapshot } from "./capture.ts";
-import { type PlannedCheck, planChecks } from "./catalog.ts";
+import { planChecks } from "./catalog.ts";
 import { loadSource } from "./inputs.ts";
 import type { ValidateOptions } from "./options.ts";
 import { type ConstraintResult, evaluateReadiness, readinessError } from "./readiness.ts";
-import { parseRecipe, type Recipe } from "./recipe.ts";
+import { parseRecipe } from "./recipe.ts";
 import type { CheckResult } from "./report.ts";
 import { writeReports } from "./write-reports.ts";
 
@@ -16,19 +16,13 @@ export interface FlowIo {
   signal: AbortSignal;
   /** This invocation's one run ID: the capture and every validator object carry it. */
   runId: string;
+  /** This invocation's ID (the run context's): on every object, the capture's included. */
+  invocationId: string;
   version: string;
   env: Readonly<Record<string, string | undefined>>;
   connect: () => Promise<KubeClient>;
   writeStdout: (text: string) => void;
   now: () => number;
-}
-
-export interface Inputs {
-  recipe: Recipe;
-  recipeText: string;
-  snapshot: Snapshot;
-  snapshotText: string;
-  checks: PlannedCheck[];
 }
 
 /** The readiness results as report rows (suite `readiness`). */

@@ -1,6 +1,8 @@
 import type { SnapshotRunOptions } from "../remote/options.ts";
 import type { ConfigMapRef } from "../snapshot/cm-uri.ts";
-import type { Phase } from "./recipe.ts";
+import type { Snapshot } from "../snapshot/schema.ts";
+import type { PlannedCheck } from "./catalog.ts";
+import type { Phase, Recipe } from "./recipe.ts";
 
 export const DEFAULT_VALIDATE_NAMESPACE = "aicr-validation";
 
@@ -32,4 +34,13 @@ export interface ValidateOptions {
   image?: string | undefined;
   timeoutMs: number;
   cleanup: boolean;
+}
+
+/** What a validation checks, read and planned before any Job. */
+export interface Inputs {
+  recipe: Recipe;
+  recipeText: string;
+  snapshot: Snapshot;
+  snapshotText: string;
+  checks: PlannedCheck[];
 }

@@ -1,10 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { Writable } from "node:stream";
 import { CLUSTER_BASELINE_RULES, NAMESPACED_RULES, toPolicyRule } from "../../src/rbac/rules.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { adminClient, agentCluster, captureLog, newRun, testRunId } from "../agent/_harness.ts";
-import type { TestCluster as Cluster } from "../cluster/testbed.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 
 /**
  * The agent inside the fake kubelet, running the compiled binary with its own ServiceAccount token:
@@ -12,17 +12,11 @@ import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
  */
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: Cluster;
+    const cluster = useCluster(backend, { start: agentCluster });
     const NS = "agent-rbac";
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
 
     async function grant(sa: string, roleRules: ReturnType<typeof toPolicyRule>[]) {
-      const c = adminClient(cluster);
+      const c = adminClient(cluster());
       await c.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } }).catch(() => undefined);
       await c.create({ apiVersion: "v1", kind: "ServiceAccount", metadata: { name: sa, namespace: NS } });
       const rbac = "rbac.authorization.k8s.io/v1";
@@ -66,7 +60,7 @@ for (const backend of BACKENDS)
     }
 
     async function runAs(sa: string) {
-      const run = newRun(adminClient(cluster), captureLog(), {
+      const run = newRun(adminClient(cluster()), captureLog(), {
         runId: testRunId("c"),
         namespace: NS,
         serviceAccountName: sa,
@@ -87,8 +81,8 @@ for (const backend of BACKENDS)
         expect(outcome.succeeded).toBe(true);
         const doc = parseSnapshot(await run.readResult(), "result");
         expect(doc.measurements.map((m) => m.type)).toContain("K8s");
-        const writes = cluster.log
-          .byUser("system:serviceaccount:agent-rbac:exact-rules")
+        const writes = cluster()
+          .log.byUser("system:serviceaccount:agent-rbac:exact-rules")
           .filter((e) => e.method === "PATCH");
         expect(writes.length).toBe(1);
         expect(writes[0]?.status).toBe(201);
@@ -116,7 +110,7 @@ for (const backend of BACKENDS)
 
     test("the agent retries its ConfigMap apply when the first response is lost, and the run succeeds", async () => {
       await grant("retry-apply", NAMESPACED_RULES.map(toPolicyRule));
-      const fault = cluster.faults.add({
+      const fault = cluster().faults.add({
         method: "PATCH",
         path: `/api/v1/namespaces/${NS}/configmaps/*`,
         dropAfterCommit: true,
@@ -127,8 +121,8 @@ for (const backend of BACKENDS)
       try {
         expect(fault.fired).toBe(1);
         expect(outcome.succeeded).toBe(true);
-        const patches = cluster.log
-          .byUser(`system:serviceaccount:${NS}:retry-apply`)
+        const patches = cluster()
+          .log.byUser(`system:serviceaccount:${NS}:retry-apply`)
           .filter((e) => e.method === "PATCH");
         expect(patches.length).toBe(2);
         expect(parseSnapshot(await run.readResult(), "result").kind).toBe("Snapshot");

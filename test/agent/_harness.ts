@@ -1,9 +1,23 @@
 import { join } from "node:path";
 import { Writable } from "node:stream";
-import { AgentRun, type AgentRunConfig } from "../../src/agent/deployer.ts";
+import {
+  AgentRun,
+  type AgentRunConfig,
+  type AgentRunPlan,
+  type Deployment,
+  type DeployOptions,
+  type RunWaits,
+  type Watchable,
+} from "../../src/agent/deployer.ts";
+import type { ResultConfigMap } from "../../src/agent/result.ts";
+import type { JobOutcome, PodState } from "../../src/agent/wait.ts";
+import { startDeadline } from "../../src/core/deadline.ts";
 import { createLogger, type Logger } from "../../src/core/log.ts";
 import { KubeClient } from "../../src/kube/client.ts";
+import type { ReceiptRow } from "../../src/run/cleanup.ts";
+import type { CreatedSet } from "../../src/run/created-set.ts";
 import { generateInvocationId } from "../../src/run/run-id.ts";
+import { RunScope } from "../../src/run/scope.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
 import { node } from "../cluster/nodes.ts";
@@ -96,20 +110,107 @@ export type RunOptions = Partial<AgentRunConfig> & {
   signal?: AbortSignal;
 };
 
-export function newRun(client: KubeClient, sink: LogSink, config: RunOptions): AgentRun {
-  const { runId, invocationId, signal, ...rest } = config;
-  return new AgentRun(
+/**
+ * One agent run as the snapshot command drives it, in steps a test can interleave: the AgentRun, its
+ * run scope (the journal; cleanup is the scope's disposal) and the Deployment deploy() returned.
+ */
+export interface TestRun {
+  readonly agent: AgentRun;
+  readonly scope: RunScope;
+  readonly plan: AgentRunPlan;
+  readonly created: CreatedSet;
+  /** What deploy() returned (undefined before it has). */
+  readonly deployment: Deployment | undefined;
+  readonly jobUid: string | undefined;
+  readonly mode: Deployment["mode"] | undefined;
+  deploy(options?: DeployOptions): Promise<Deployment>;
+  /** Each wait has a deadline of its own here: `timeoutMs`, ending in TIMEOUT as a run's would. */
+  waitForPod(timeoutMs: number, onPending?: (pod: PodState) => void): Promise<PodState>;
+  waitForCompletion(timeoutMs: number): Promise<JobOutcome>;
+  watchResult(timeoutMs: number): Promise<ResultConfigMap>;
+  /** The three waits together, as the snapshot run opens them (from deploy's onWatchable). */
+  openWaits(timeoutMs: number, stop: AbortSignal): RunWaits;
+  streamLogs(pod: PodState, out: Writable): Promise<void>;
+  readResult(seen?: ResultConfigMap): Promise<string>;
+  lastPod(): Promise<PodState | undefined>;
+  /** The scope's cleanup (once); its receipt. */
+  cleanup(): Promise<ReceiptRow[]>;
+}
+
+export function newRun(client: KubeClient, sink: LogSink, config: RunOptions): TestRun {
+  const { runId, invocationId, signal: given, ...rest } = config;
+  const signal = given ?? new AbortController().signal;
+  const identity = { runId, invocationId: invocationId ?? generateInvocationId() };
+  const full: AgentRunConfig = {
+    namespace: NS,
+    identity,
+    image: AGENT_IMAGE,
+    privileged: true,
+    nodeSelector: { "nvidia.com/gpu.present": "true" },
+    ...rest,
+  };
+  let deployment: Deployment | undefined;
+  let watchable: Watchable | undefined;
+  let agent: AgentRun | undefined;
+  const scope = new RunScope({
     client,
-    {
-      namespace: NS,
-      identity: { runId, invocationId: invocationId ?? generateInvocationId() },
-      image: AGENT_IMAGE,
-      privileged: true,
-      nodeSelector: { "nvidia.com/gpu.present": "true" },
-      ...rest,
+    identity,
+    log: sink.log,
+    cleanup: true,
+    removeCommand: () => (agent ? `kubectl delete clusterrole ${agent.plan.names.clusterRole}` : undefined),
+    staging: () => (agent?.plan.ownsOutput ? agent.plan.output : undefined),
+  });
+  agent = new AgentRun(client, full, scope, { log: sink.log, signal });
+  const run = agent;
+  const w = (): Watchable => {
+    if (!watchable) throw new Error("deploy() first: the waits open from its Watchable");
+    return watchable;
+  };
+  const within = <T>(timeoutMs: number, wait: (s: AbortSignal) => Promise<T>): Promise<T> => {
+    const deadline = startDeadline(signal, timeoutMs, { what: "the test's wait did not finish", remedy: "" });
+    return wait(deadline.signal).finally(() => deadline[Symbol.dispose]());
+  };
+  return {
+    agent: run,
+    scope,
+    plan: run.plan,
+    created: scope.created,
+    get deployment() {
+      return deployment;
     },
-    { log: sink.log, signal: signal ?? new AbortController().signal },
-  );
+    get jobUid() {
+      return deployment?.uid;
+    },
+    get mode() {
+      return deployment?.mode;
+    },
+    deploy: async (options = {}) => {
+      deployment = await run.deploy({
+        ...options,
+        onWatchable: (x) => {
+          watchable = x;
+          options.onWatchable?.(x);
+        },
+      });
+      return deployment;
+    },
+    waitForPod: (ms, onPending) => within(ms, (s) => run.waitForPod(w(), s, onPending)),
+    waitForCompletion: (ms) => within(ms, (s) => run.waitForCompletion(w(), s)),
+    watchResult: (ms) => within(ms, (s) => run.watchResult(w(), s)),
+    openWaits: (ms, stop) => {
+      const deadline = startDeadline(stop, ms, { what: "the test's waits did not finish", remedy: "" });
+      const waits = run.openWaits(w(), deadline.signal);
+      Promise.allSettled(Object.values(waits)).then(() => deadline[Symbol.dispose]());
+      return waits;
+    },
+    streamLogs: (pod, out) => run.streamLogs(pod, out, signal),
+    readResult: (seen) => run.readResult(seen),
+    lastPod: () => run.lastPod(deployment?.uid ?? ""),
+    cleanup: async () => {
+      await scope[Symbol.asyncDispose]();
+      return scope.receipt;
+    },
+  };
 }
 
 export function collector(): { out: Writable; text: () => string } {
@@ -131,7 +232,7 @@ export interface Finished {
 }
 
 /** deploy → own pod → its logs → completion → result, as the snapshot command drives a run. */
-export async function driveRun(run: AgentRun): Promise<Finished> {
+export async function driveRun(run: TestRun): Promise<Finished> {
   await run.deploy();
   const pod = await run.waitForPod(TEST_TIMEOUT_MS);
   const logs = collector();

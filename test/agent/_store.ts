@@ -1,18 +1,7 @@
 import { stagingConfigMapName } from "../../src/run/names.ts";
 import { type KObject, resource } from "../cluster/store.ts";
 import type { TestCluster as Cluster } from "../cluster/testbed.ts";
-
-/** Resolves once `cond` holds, re-checked on every committed store change: no sleeping, no polling. */
-export function until(cluster: Cluster, cond: () => boolean): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const stop = cluster.store.subscribe(() => {
-      if (!cond()) return;
-      stop();
-      resolve();
-    });
-  });
-}
+import { untilStore } from "../support/until.ts";
 
 const NAMESPACED = ["serviceaccounts", "roles", "rolebindings", "jobs", "pods", "configmaps"];
 const CLUSTER = ["clusterroles", "clusterrolebindings"];
@@ -31,6 +20,15 @@ export function runObjects(cluster: Cluster, namespace: string, runId: string): 
   if (staging) add(staging);
   return out.sort();
 }
+
+/** No object of the run is left (the real backend's mirror learns of a delete a moment after it). */
+export const untilRunGone = (cluster: Cluster, namespace: string, runId: string) =>
+  untilStore(
+    cluster,
+    () => runObjects(cluster, namespace, runId).length === 0,
+    () =>
+      `no object of run ${runId} left in ${namespace}; left: ${runObjects(cluster, namespace, runId).join(", ")}`,
+  );
 
 export function find(cluster: Cluster, plural: string, namespace: string | undefined, name: string) {
   return cluster.store.find(resource(plural), namespace, name);

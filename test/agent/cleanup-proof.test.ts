@@ -1,37 +1,34 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { AgentRun } from "../../src/agent/deployer.ts";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { runLabels } from "../../src/run/labels.ts";
 import { type KObject, resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { untilStore } from "../support/until.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
   NS,
   newRun,
   TEST_TIMEOUT_MS,
+  type TestRun,
   testRunId,
 } from "./_harness.ts";
-import { find, haveNamespace, until } from "./_store.ts";
+import { find, haveNamespace } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
+    const cluster = useCluster(backend, { start: agentCluster });
     beforeAll(async () => {
-      cluster = await agentCluster(backend);
-      await haveNamespace(cluster, NS);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
+      await haveNamespace(cluster(), NS);
     }, CLUSTER_HOOK_MS);
 
     const ROLE_PATH = `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`;
 
     /** A run whose Role create was sent but never answered: cleanup knows the name, not the identity. */
-    function runWithLostRole(tag: string): { run: AgentRun; runId: string; name: string } {
+    function runWithLostRole(tag: string): { run: TestRun; runId: string; name: string } {
       const runId = testRunId(tag);
-      const run = newRun(adminClient(cluster), captureLog(), { runId, invocationId: `inv-${tag}` });
+      const run = newRun(adminClient(cluster()), captureLog(), { runId, invocationId: `inv-${tag}` });
       const name = run.plan.names.serviceAccount;
       run.created.recordIntent({
         apiVersion: "rbac.authorization.k8s.io/v1",
@@ -43,7 +40,7 @@ for (const backend of BACKENDS)
     }
 
     async function putRole(name: string, labels?: Record<string, string>): Promise<KObject> {
-      return await cluster.store.create(resource("roles"), {
+      return await cluster().store.create(resource("roles"), {
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "Role",
         metadata: { name, namespace: NS, ...(labels ? { labels } : {}) },
@@ -51,7 +48,7 @@ for (const backend of BACKENDS)
       });
     }
 
-    const deletesOf = (name: string) => cluster.log.requestsOn(`${ROLE_PATH}/${name}`, "DELETE");
+    const deletesOf = (name: string) => cluster().log.requestsOn(`${ROLE_PATH}/${name}`, "DELETE");
 
     const rows: [
       string,
@@ -88,10 +85,15 @@ for (const backend of BACKENDS)
               deletesOf(name).map((e) => (e.body as { preconditions: { uid: string } }).preconditions.uid),
             ).toEqual([standing!.metadata.uid!]);
             // The delete is answered; the real backend's mirror sees it a moment later.
-            await until(cluster, () => find(cluster, "roles", NS, name) === undefined);
+            await untilStore(
+              cluster(),
+              () => find(cluster(), "roles", NS, name) === undefined,
+              `Role ${name} gone`,
+            );
           } else {
             expect(deletesOf(name)).toEqual([]);
-            if (standing) expect(find(cluster, "roles", NS, name)?.metadata.uid).toBe(standing.metadata.uid);
+            if (standing)
+              expect(find(cluster(), "roles", NS, name)?.metadata.uid).toBe(standing.metadata.uid);
           }
         },
         TEST_TIMEOUT_MS,
@@ -103,7 +105,7 @@ for (const backend of BACKENDS)
       async () => {
         const runId = testRunId("w");
         const sink = captureLog();
-        const run = newRun(adminClient(cluster), sink, { runId, invocationId: "inv-w" });
+        const run = newRun(adminClient(cluster()), sink, { runId, invocationId: "inv-w" });
         const name = run.plan.names.serviceAccount;
         run.created.recordIntent({
           apiVersion: "rbac.authorization.k8s.io/v1",
@@ -134,12 +136,12 @@ for (const backend of BACKENDS)
           { apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", name, namespace: NS },
           original.metadata.uid!,
         );
-        await cluster.store.delete(resource("roles"), NS, name, {});
+        await cluster().store.delete(resource("roles"), NS, name, {});
         const replacement = await putRole(name);
         const receipt = await run.cleanup();
         expect(receipt).toEqual([expect.objectContaining({ kind: "Role", outcome: "not-ours" })]);
         expect(deletesOf(name).map((e) => e.status)).toEqual([409]);
-        expect(find(cluster, "roles", NS, name)?.metadata.uid).toBe(replacement.metadata.uid);
+        expect(find(cluster(), "roles", NS, name)?.metadata.uid).toBe(replacement.metadata.uid);
       },
       TEST_TIMEOUT_MS,
     );
@@ -149,7 +151,7 @@ for (const backend of BACKENDS)
       async () => {
         const { run, runId, name } = runWithLostRole("x");
         await putRole(name, runLabels({ runId, invocationId: "inv-x" }));
-        const sa = await cluster.store.create(resource("serviceaccounts"), {
+        const sa = await cluster().store.create(resource("serviceaccounts"), {
           apiVersion: "v1",
           kind: "ServiceAccount",
           metadata: { name, namespace: NS },
@@ -158,7 +160,7 @@ for (const backend of BACKENDS)
           { apiVersion: "v1", kind: "ServiceAccount", name, namespace: NS },
           sa.metadata.uid!,
         );
-        const cm = await cluster.store.create(resource("configmaps"), {
+        const cm = await cluster().store.create(resource("configmaps"), {
           apiVersion: "v1",
           kind: "ConfigMap",
           metadata: { name: `cm-${runId}`, namespace: NS },
@@ -168,8 +170,8 @@ for (const backend of BACKENDS)
           cm.metadata.uid!,
         );
         const faults = [
-          cluster.faults.add({ method: "GET", path: `${ROLE_PATH}/${name}`, status: 500 }),
-          cluster.faults.add({
+          cluster().faults.add({ method: "GET", path: `${ROLE_PATH}/${name}`, status: 500 }),
+          cluster().faults.add({
             method: "DELETE",
             path: `/api/v1/namespaces/${NS}/serviceaccounts/${name}`,
             status: 500,
@@ -183,7 +185,7 @@ for (const backend of BACKENDS)
         expect(deletesOf(name)).toEqual([]);
         expect(by("ServiceAccount")).toMatchObject({ outcome: "failed" });
         expect(by("ConfigMap")).toMatchObject({ outcome: "deleted" });
-        expect(find(cluster, "roles", NS, name)).toBeDefined();
+        expect(find(cluster(), "roles", NS, name)).toBeDefined();
       },
       TEST_TIMEOUT_MS,
     );

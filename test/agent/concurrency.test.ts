@@ -1,9 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { AgentRun } from "../../src/agent/deployer.ts";
+import { describe, expect, test } from "bun:test";
 import type { AccessCheck, KubeClient } from "../../src/kube/client.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -12,19 +11,14 @@ import {
   newRun,
   serviceAccountSubject,
   TEST_TIMEOUT_MS,
+  type TestRun,
   testRunId,
 } from "./_harness.ts";
-import { runObjects, until } from "./_store.ts";
+import { runObjects, untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     const EXEC: AccessCheck = {
       verb: "create",
@@ -39,7 +33,7 @@ for (const backend of BACKENDS)
     const WRITE_CM_ELSEWHERE: AccessCheck = { ...WRITE_CM, namespace: "default" };
 
     /** What the run's agent ServiceAccount may do, asked of the fake through SubjectAccessReviews. */
-    async function grants(client: KubeClient, run: AgentRun): Promise<Record<string, boolean>> {
+    async function grants(client: KubeClient, run: TestRun): Promise<Record<string, boolean>> {
       const subject = serviceAccountSubject(NS, run.plan.names.serviceAccount);
       const ask = async (c: AccessCheck) => (await client.review(c, subject)).allowed;
       return {
@@ -61,7 +55,7 @@ for (const backend of BACKENDS)
     });
 
     async function overlapping(count: number): Promise<void> {
-      const client = adminClient(cluster);
+      const client = adminClient(cluster());
       const ids = Array.from({ length: count }, () => testRunId(`c${count}`));
       const runs = ids.map((runId, i) =>
         newRun(client, captureLog(), { runId, discoverNetwork: i % 2 === 1 }),
@@ -82,17 +76,17 @@ for (const backend of BACKENDS)
         expect(bytes.size).toBe(count);
 
         // Cleanup of the first run leaves every object of every other run, and their permissions.
-        const before = ids.slice(1).map((id) => runObjects(cluster, NS, id));
+        const before = ids.slice(1).map((id) => runObjects(cluster(), NS, id));
         const receipt = await runs[0]!.cleanup();
         expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
-        await until(cluster, () => runObjects(cluster, NS, ids[0]!).length === 0);
-        expect(ids.slice(1).map((id) => runObjects(cluster, NS, id))).toEqual(before);
+        await untilRunGone(cluster(), NS, ids[0]!);
+        expect(ids.slice(1).map((id) => runObjects(cluster(), NS, id))).toEqual(before);
         for (const [i, run] of runs.entries())
           if (i > 0) expect(await grants(client, run)).toEqual(expectedGrants(i % 2 === 1));
       } finally {
         await Promise.all(runs.map((r) => r.cleanup()));
       }
-      for (const id of ids) await until(cluster, () => runObjects(cluster, NS, id).length === 0);
+      for (const id of ids) await untilRunGone(cluster(), NS, id);
     }
 
     test(

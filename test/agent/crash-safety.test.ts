@@ -1,9 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { NAMESPACED_RULES, toPolicyRule } from "../../src/rbac/rules.ts";
 import { resource } from "../cluster/store.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -13,21 +13,15 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { find, haveNamespace, runObjects, until } from "./_store.ts";
+import { find, haveNamespace, runObjects, untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     /** What an operator does after the CLI was SIGKILLed: `kubectl delete clusterrole <anchor>`, nothing else. */
     async function deleteAnchorOnly(name: string): Promise<void> {
-      await adminClient(cluster).delete({
+      await adminClient(cluster()).delete({
         apiVersion: "rbac.authorization.k8s.io/v1",
         kind: "ClusterRole",
         name,
@@ -38,12 +32,12 @@ for (const backend of BACKENDS)
       "deleting only the anchor ClusterRole after a killed run: the garbage collector removes every run object",
       async () => {
         const runId = testRunId("9");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
         await run.deploy();
         expect((await run.waitForCompletion(TEST_TIMEOUT_MS)).succeeded).toBe(true);
         // Every kind is standing, the agent's staging ConfigMap included; the CLI "dies" here (no cleanup).
         expect(
-          runObjects(cluster, NS, runId)
+          runObjects(cluster(), NS, runId)
             .map((o) => o.split("/")[0])
             .sort(),
         ).toEqual([
@@ -57,14 +51,14 @@ for (const backend of BACKENDS)
           "ServiceAccount",
         ]);
         await deleteAnchorOnly(run.plan.names.clusterRole);
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
         // The operator's one delete is the only one touching this run: the rest was the garbage collector.
         expect(
-          cluster.log.entries
-            .filter((e) => e.method === "DELETE" && e.path.includes(runId))
+          cluster()
+            .log.entries.filter((e) => e.method === "DELETE" && e.path.includes(runId))
             .map((e) => e.path),
         ).toEqual([`/apis/rbac.authorization.k8s.io/v1/clusterroles/${run.plan.names.clusterRole}`]);
-        expect(find(cluster, "namespaces", undefined, NS)).toBeDefined();
+        expect(find(cluster(), "namespaces", undefined, NS)).toBeDefined();
       },
       TEST_TIMEOUT_MS,
     );
@@ -74,20 +68,20 @@ for (const backend of BACKENDS)
       async () => {
         const runId = testRunId("a");
         const delivered = { namespace: NS, name: `delivered-${runId}` };
-        const run = newRun(adminClient(cluster), captureLog(), { runId, delivered });
+        const run = newRun(adminClient(cluster()), captureLog(), { runId, delivered });
         const result = await driveRun(run);
-        const cm = find(cluster, "configmaps", NS, delivered.name)!;
+        const cm = find(cluster(), "configmaps", NS, delivered.name)!;
         expect(cm.data?.["snapshot.yaml"]).toBe(result.bytes);
         expect(cm.metadata.ownerReferences ?? []).toEqual([]);
         await deleteAnchorOnly(run.plan.names.clusterRole);
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
-        expect(find(cluster, "configmaps", NS, delivered.name)?.metadata.uid).toBe(cm.metadata.uid);
+        await untilRunGone(cluster(), NS, runId);
+        expect(find(cluster(), "configmaps", NS, delivered.name)?.metadata.uid).toBe(cm.metadata.uid);
         // And the run's own cleanup, had it still run, would not touch it either.
         const receipt = await run.cleanup();
         expect(receipt.find((r) => r.name === delivered.name)).toBeUndefined();
         expect(receipt.filter((r) => r.outcome !== "already-gone")).toEqual([]);
-        expect(find(cluster, "configmaps", NS, delivered.name)).toBeDefined();
-        await cluster.store.delete(resource("configmaps"), NS, delivered.name, {});
+        expect(find(cluster(), "configmaps", NS, delivered.name)).toBeDefined();
+        await cluster().store.delete(resource("configmaps"), NS, delivered.name, {});
       },
       TEST_TIMEOUT_MS,
     );
@@ -96,10 +90,10 @@ for (const backend of BACKENDS)
       "killed mid-run, right after deploy: the anchor's deletion still takes the Job, its pod and whatever it wrote",
       async () => {
         const runId = testRunId("b");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
         await run.deploy();
         await deleteAnchorOnly(run.plan.names.clusterRole);
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );
@@ -108,20 +102,20 @@ for (const backend of BACKENDS)
       "exact-ServiceAccount mode: the Job is the anchor, and deleting it takes its pod and staging ConfigMap",
       async () => {
         const sa = "crash-exact";
-        await haveNamespace(cluster, NS);
-        await cluster.store.create(resource("serviceaccounts"), {
+        await haveNamespace(cluster(), NS);
+        await cluster().store.create(resource("serviceaccounts"), {
           apiVersion: "v1",
           kind: "ServiceAccount",
           metadata: { name: sa, namespace: NS },
         });
         const rbac = "rbac.authorization.k8s.io/v1";
-        await cluster.store.create(resource("roles"), {
+        await cluster().store.create(resource("roles"), {
           apiVersion: rbac,
           kind: "Role",
           metadata: { name: sa, namespace: NS },
           rules: NAMESPACED_RULES.map(toPolicyRule),
         });
-        await cluster.store.create(resource("rolebindings"), {
+        await cluster().store.create(resource("rolebindings"), {
           apiVersion: rbac,
           kind: "RoleBinding",
           metadata: { name: sa, namespace: NS },
@@ -129,20 +123,20 @@ for (const backend of BACKENDS)
           subjects: [{ kind: "ServiceAccount", name: sa, namespace: NS }],
         });
         const runId = testRunId("c");
-        const run = newRun(adminClient(cluster), captureLog(), { runId, serviceAccountName: sa });
+        const run = newRun(adminClient(cluster()), captureLog(), { runId, serviceAccountName: sa });
         await run.deploy();
         expect((await run.waitForCompletion(TEST_TIMEOUT_MS)).succeeded).toBe(true);
-        expect(runObjects(cluster, NS, runId).map((o) => o.split("/")[0])).toEqual([
+        expect(runObjects(cluster(), NS, runId).map((o) => o.split("/")[0])).toEqual([
           "ConfigMap",
           "Job",
           "Pod",
         ]);
-        await adminClient(cluster).delete(
+        await adminClient(cluster()).delete(
           { apiVersion: "batch/v1", kind: "Job", name: run.plan.names.job, namespace: NS },
           { propagationPolicy: "Background" },
         );
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
-        expect(find(cluster, "serviceaccounts", NS, sa)).toBeDefined();
+        await untilRunGone(cluster(), NS, runId);
+        expect(find(cluster(), "serviceaccounts", NS, sa)).toBeDefined();
       },
       TEST_TIMEOUT_MS,
     );

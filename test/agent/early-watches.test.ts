@@ -3,13 +3,14 @@
  * still in flight, from the ServiceAccount create's resourceVersion: a round trip off the critical
  * path. Their events are checked only once the Job's UID is known.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { AgentRun, RunWaits } from "../../src/agent/deployer.ts";
+import { describe, expect, test } from "bun:test";
+import type { RunWaits } from "../../src/agent/deployer.ts";
 import type { LoggedRequest } from "../cluster/request-log.ts";
 import { resource } from "../cluster/store.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { until, untilStore } from "../support/until.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -17,26 +18,21 @@ import {
   NS,
   newRun,
   TEST_TIMEOUT_MS,
+  type TestRun,
   testRunId,
 } from "./_harness.ts";
-import { runObjects, until } from "./_store.ts";
+import { untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     const JOBS = `/apis/batch/v1/namespaces/${NS}/jobs`;
     const PODS = `/api/v1/namespaces/${NS}/pods`;
     const CONFIGMAPS = `/api/v1/namespaces/${NS}/configmaps`;
 
     /** deploy, opening the run's waits when the deployer says they can be (as collectSnapshot does). */
-    function deployWithWaits(run: AgentRun, timeoutMs = TEST_TIMEOUT_MS) {
+    function deployWithWaits(run: TestRun, timeoutMs = TEST_TIMEOUT_MS) {
       let waits: RunWaits | undefined;
       const stop = new AbortController();
       const deployed = run.deploy({ onWatchable: () => (waits = run.openWaits(timeoutMs, stop.signal)) });
@@ -50,18 +46,24 @@ for (const backend of BACKENDS)
       "the pod, Job and result watches are open before the Job's create is answered, and nothing is listed",
       async () => {
         const runId = testRunId("e1");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
-        const start = cluster.log.entries.at(-1)?.seq ?? 0;
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
+        const start = cluster().log.entries.at(-1)?.seq ?? 0;
         const watching = (path: string) =>
-          cluster.log.waitFor((e) => since(start, path)(e) && e.verb === "watch");
+          until(
+            () => cluster().log.entries.find((e) => since(start, path)(e) && e.verb === "watch"),
+            `a watch of ${path}`,
+          );
         // The Job's create is held until all three watches were answered: opened after it, this run never ends.
         const opened = Promise.all([watching(PODS), watching(JOBS), watching(CONFIGMAPS)]);
-        const hold = cluster.faults.add({ method: "POST", path: JOBS, holdUntil: opened });
+        const hold = cluster().faults.add({ method: "POST", path: JOBS, holdUntil: opened });
         const d = deployWithWaits(run);
         try {
           await d.deployed;
-          const saVersion = cluster.store.find(resource("serviceaccounts"), NS, run.plan.names.serviceAccount)
-            ?.metadata.resourceVersion;
+          const saVersion = cluster().store.find(
+            resource("serviceaccounts"),
+            NS,
+            run.plan.names.serviceAccount,
+          )?.metadata.resourceVersion;
           const waits = d.waits();
           if (!waits) throw new Error("onWatchable was not called");
           const pod = await waits.pod;
@@ -72,7 +74,7 @@ for (const backend of BACKENDS)
           expect(hold.fired).toBe(1);
 
           for (const path of [PODS, JOBS, CONFIGMAPS]) {
-            const mine = cluster.log.entries.filter(since(start, path));
+            const mine = cluster().log.entries.filter(since(start, path));
             expect(mine.filter((e) => e.verb === "list")).toEqual([]);
             const watch = mine.find((e) => e.verb === "watch");
             // From a version answered before the Job existed: the watch cannot miss the Job's pods.
@@ -84,7 +86,7 @@ for (const backend of BACKENDS)
           d.stop();
           await run.cleanup();
         }
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );
@@ -93,16 +95,19 @@ for (const backend of BACKENDS)
       "the Job's create answer is lost: events held until the adopted Job's UID is known, then the run's own pod is chosen",
       async () => {
         const runId = testRunId("e2");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
-        const podDone = until(cluster, () =>
-          cluster.store
-            .list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${runId}` })
-            .items.some((p) => p.status?.phase === "Succeeded"),
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
+        const podDone = untilStore(
+          cluster(),
+          () =>
+            cluster()
+              .store.list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${runId}` })
+              .items.some((p) => p.status?.phase === "Succeeded"),
+          "the run's pod Succeeded",
         );
         const faults = [
-          cluster.faults.add({ method: "POST", path: JOBS, dropAfterCommit: true }),
+          cluster().faults.add({ method: "POST", path: JOBS, dropAfterCommit: true }),
           // The adopting read waits until the agent has run: every event of the run arrives before its UID.
-          cluster.faults.add({ method: "GET", path: `${JOBS}/${run.plan.names.job}`, holdUntil: podDone }),
+          cluster().faults.add({ method: "GET", path: `${JOBS}/${run.plan.names.job}`, holdUntil: podDone }),
         ];
         const d = deployWithWaits(run);
         try {
@@ -120,7 +125,7 @@ for (const backend of BACKENDS)
           d.stop();
           await run.cleanup();
         }
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );
@@ -129,8 +134,8 @@ for (const backend of BACKENDS)
       "the Job's create is refused: the waits opened before it end with that refusal, not at their timeout",
       async () => {
         const runId = testRunId("e3");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
-        const refuse = cluster.faults.add({
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
+        const refuse = cluster().faults.add({
           method: "POST",
           path: JOBS,
           status: 422,
@@ -158,7 +163,7 @@ for (const backend of BACKENDS)
           d.stop();
           await run.cleanup();
         }
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );

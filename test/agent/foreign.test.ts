@@ -1,10 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
 import { stagingConfigMapName } from "../../src/run/names.ts";
 import { resource } from "../cluster/store.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { untilStore } from "../support/until.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -14,31 +15,25 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { find, haveNamespace, runObjects, until } from "./_store.ts";
+import { find, haveNamespace, untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     test(
       "a foreign ServiceAccount at the run's name fails the run, and cleanup leaves it alone",
       async () => {
         const runId = testRunId("1");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
-        await haveNamespace(cluster, NS);
-        const foreign = await cluster.store.create(resource("serviceaccounts"), {
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
+        await haveNamespace(cluster(), NS);
+        const foreign = await cluster().store.create(resource("serviceaccounts"), {
           apiVersion: "v1",
           kind: "ServiceAccount",
           metadata: { name: run.plan.names.serviceAccount, namespace: NS },
         });
         // A slow sibling create: deploy must still wait for it before it reports the failure.
-        const slow = cluster.faults.add({
+        const slow = cluster().faults.add({
           method: "POST",
           path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${NS}/roles`,
           latencyMs: 300,
@@ -63,11 +58,11 @@ for (const backend of BACKENDS)
         const receipt = await run.cleanup();
         expect(receipt.find((r) => r.kind === "ServiceAccount")).toBeUndefined();
         expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
-        expect(find(cluster, "serviceaccounts", NS, run.plan.names.serviceAccount)?.metadata.uid).toBe(
+        expect(find(cluster(), "serviceaccounts", NS, run.plan.names.serviceAccount)?.metadata.uid).toBe(
           foreign.metadata.uid,
         );
         // The foreign ServiceAccount carries no run label, so nothing of the run remains.
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );
@@ -77,21 +72,25 @@ for (const backend of BACKENDS)
       async () => {
         const runId = testRunId("2");
         const sink = captureLog();
-        const run = newRun(adminClient(cluster), sink, { runId });
+        const run = newRun(adminClient(cluster()), sink, { runId });
         const staging = stagingConfigMapName(runId);
         try {
           await run.deploy();
           await run.waitForPod(TEST_TIMEOUT_MS);
           expect((await run.waitForCompletion(TEST_TIMEOUT_MS)).succeeded).toBe(true);
           // The run never read its result, so the staging ConfigMap is known only by name.
-          const cm = find(cluster, "configmaps", NS, staging)!;
+          const cm = find(cluster(), "configmaps", NS, staging)!;
           expect(cm).toBeDefined();
           // Someone deletes the Job orphaning its dependents (the batch/v1 REST default), then recreates one.
-          await cluster.store.delete(resource("jobs"), NS, run.plan.names.job, {
+          await cluster().store.delete(resource("jobs"), NS, run.plan.names.job, {
             propagationPolicy: "Orphan",
           });
-          await until(cluster, () => !find(cluster, "jobs", NS, run.plan.names.job));
-          const replacement = await cluster.store.create(resource("jobs"), {
+          await untilStore(
+            cluster(),
+            () => !find(cluster(), "jobs", NS, run.plan.names.job),
+            "the run's Job gone",
+          );
+          const replacement = await cluster().store.create(resource("jobs"), {
             apiVersion: "batch/v1",
             kind: "Job",
             metadata: { name: run.plan.names.job, namespace: NS },
@@ -106,13 +105,15 @@ for (const backend of BACKENDS)
           expect(receipt.find((r) => r.kind === "Job")).toMatchObject({ outcome: "not-ours" });
           expect(receipt.find((r) => r.kind === "ConfigMap")).toMatchObject({ outcome: "left-behind" });
           expect(sink.find("cleanup left behind the ConfigMap").length).toBe(1);
-          expect(find(cluster, "configmaps", NS, staging)?.metadata.uid).toBe(cm.metadata.uid);
-          expect(find(cluster, "jobs", NS, run.plan.names.job)?.metadata.uid).toBe(replacement.metadata.uid);
+          expect(find(cluster(), "configmaps", NS, staging)?.metadata.uid).toBe(cm.metadata.uid);
+          expect(find(cluster(), "jobs", NS, run.plan.names.job)?.metadata.uid).toBe(
+            replacement.metadata.uid,
+          );
         } finally {
-          await cluster.store.delete(resource("jobs"), NS, run.plan.names.job, {
+          await cluster().store.delete(resource("jobs"), NS, run.plan.names.job, {
             propagationPolicy: "Background",
           });
-          await cluster.store.delete(resource("configmaps"), NS, staging, {});
+          await cluster().store.delete(resource("configmaps"), NS, staging, {});
         }
       },
       TEST_TIMEOUT_MS,
@@ -122,12 +123,12 @@ for (const backend of BACKENDS)
       "a run that never read its result sweeps its staging ConfigMap while its own Job still stands",
       async () => {
         const runId = testRunId("3");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
         await run.deploy();
         expect((await run.waitForCompletion(TEST_TIMEOUT_MS)).succeeded).toBe(true);
         const receipt = await run.cleanup();
         expect(receipt.find((r) => r.kind === "ConfigMap")).toMatchObject({ outcome: "deleted" });
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );
@@ -136,12 +137,12 @@ for (const backend of BACKENDS)
       "a run that did read its result deletes the staging ConfigMap pinned to the UID it read",
       async () => {
         const runId = testRunId("4");
-        const run = newRun(adminClient(cluster), captureLog(), { runId });
+        const run = newRun(adminClient(cluster()), captureLog(), { runId });
         await driveRun(run);
-        const uid = find(cluster, "configmaps", NS, stagingConfigMapName(runId))?.metadata.uid;
+        const uid = find(cluster(), "configmaps", NS, stagingConfigMapName(runId))?.metadata.uid;
         const receipt = await run.cleanup();
         expect(receipt.find((r) => r.kind === "ConfigMap")).toMatchObject({ outcome: "deleted", uid });
-        const del = cluster.log.requestsOn(
+        const del = cluster().log.requestsOn(
           `/api/v1/namespaces/${NS}/configmaps/${stagingConfigMapName(runId)}`,
           "DELETE",
         );

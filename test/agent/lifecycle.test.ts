@@ -1,11 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { ReceiptRow } from "../../src/run/cleanup.ts";
 import { runLabels } from "../../src/run/labels.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { resource } from "../cluster/store.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -15,24 +15,18 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { find, runObjects, until } from "./_store.ts";
+import { find, untilRunGone } from "./_store.ts";
 
 const INVOCATION = "inv-lifecycle";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     test(
       "one run end to end: deploy, logs, result, cleanup leaves nothing of the run",
       async () => {
-        const client = adminClient(cluster);
+        const client = adminClient(cluster());
         let receipt: ReceiptRow[] = [];
         const runId = testRunId("a");
         const run = newRun(client, captureLog(), { runId, invocationId: INVOCATION });
@@ -41,7 +35,7 @@ for (const backend of BACKENDS)
           // Every object the controller created (and the pod) carries the five run labels; every dependent
           // of the anchor ClusterRole points at it, non-blocking; the staging ConfigMap is owned by the Job.
           const labels = runLabels({ runId, invocationId: INVOCATION });
-          const anchor = find(cluster, "clusterroles", undefined, run.plan.names.clusterRole)!;
+          const anchor = find(cluster(), "clusterroles", undefined, run.plan.names.clusterRole)!;
           for (const [plural, name] of [
             ["clusterrolebindings", run.plan.names.clusterRole],
             ["serviceaccounts", run.plan.names.serviceAccount],
@@ -49,7 +43,7 @@ for (const backend of BACKENDS)
             ["rolebindings", run.plan.names.serviceAccount],
             ["jobs", run.plan.names.job],
           ] as const) {
-            const o = find(cluster, plural, plural.startsWith("cluster") ? undefined : NS, name)!;
+            const o = find(cluster(), plural, plural.startsWith("cluster") ? undefined : NS, name)!;
             expect(o.metadata.labels).toMatchObject(labels);
             expect(o.metadata.ownerReferences).toEqual([
               expect.objectContaining({
@@ -61,12 +55,12 @@ for (const backend of BACKENDS)
           }
           expect(anchor.metadata.labels).toMatchObject(labels);
           expect(anchor.metadata.ownerReferences ?? []).toEqual([]);
-          const pod = cluster.store.list(resource("pods"), {
+          const pod = cluster().store.list(resource("pods"), {
             namespace: NS,
             labelSelector: `aicr.run/run-id=${runId}`,
           });
           expect(pod.items.map((p) => p.metadata.labels)).toEqual([expect.objectContaining(labels)]);
-          const staging = find(cluster, "configmaps", NS, run.plan.names.stagingConfigMap)!;
+          const staging = find(cluster(), "configmaps", NS, run.plan.names.stagingConfigMap)!;
           expect(staging.metadata.ownerReferences).toEqual([
             expect.objectContaining({ kind: "Job", uid: run.jobUid, blockOwnerDeletion: false }),
           ]);
@@ -77,25 +71,25 @@ for (const backend of BACKENDS)
           expect(doc.metadata["job-uid"]).toBe(run.jobUid);
         } finally {
           receipt = await run.cleanup();
-          expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
-          expect(receipt.map((r) => r.kind).sort()).toEqual(
-            [
-              "ClusterRole",
-              "ClusterRoleBinding",
-              "ConfigMap",
-              "Job",
-              "Role",
-              "RoleBinding",
-              "ServiceAccount",
-            ].sort(),
-          );
-          // One wave: a dependent the collector took after its owner's delete is still this cleanup's doing.
-          for (const r of receipt.filter((x) => x.detail))
-            expect(r.detail).toBe("collected with its owner by the garbage collector");
         }
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
+        expect(receipt.map((r) => r.kind).sort()).toEqual(
+          [
+            "ClusterRole",
+            "ClusterRoleBinding",
+            "ConfigMap",
+            "Job",
+            "Role",
+            "RoleBinding",
+            "ServiceAccount",
+          ].sort(),
+        );
+        // One wave: a dependent the collector took after its owner's delete is still this cleanup's doing.
+        for (const r of receipt.filter((x) => x.detail))
+          expect(r.detail).toBe("collected with its owner by the garbage collector");
+        await untilRunGone(cluster(), NS, runId);
         // Every delete was pinned to the UID the run recorded for that object.
-        const deletes = cluster.log.entries.filter((x) => x.method === "DELETE");
+        const deletes = cluster().log.entries.filter((x) => x.method === "DELETE");
         expect(deletes.length).toBe(7);
         for (const e of deletes) {
           const row = receipt.find(

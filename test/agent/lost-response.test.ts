@@ -1,8 +1,8 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { stagingConfigMapName } from "../../src/run/names.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -12,17 +12,11 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { runObjects, until } from "./_store.ts";
+import { untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 
@@ -47,8 +41,12 @@ for (const backend of BACKENDS)
         async () => {
           const runId = testRunId("d");
           const sink = captureLog();
-          const fault = cluster.faults.add({ method: c.method, path: c.path(runId), dropAfterCommit: true });
-          const run = newRun(adminClient(cluster), sink, { runId });
+          const fault = cluster().faults.add({
+            method: c.method,
+            path: c.path(runId),
+            dropAfterCommit: true,
+          });
+          const run = newRun(adminClient(cluster()), sink, { runId });
           let outcome: "adopted" | "failed";
           try {
             const result = await driveRun(run);
@@ -66,12 +64,14 @@ for (const backend of BACKENDS)
             expect(outcome).toBe("adopted");
             expect(sink.find(`adopted ${c.kind}`).length).toBe(1);
             // The retry met the committed object (AlreadyExists) and adopted it: one object, not two.
-            const creates = cluster.log.requestsOn(c.path(runId), "POST").filter((e) => e.user === "admin");
+            const creates = cluster()
+              .log.requestsOn(c.path(runId), "POST")
+              .filter((e) => e.user === "admin");
             expect(creates.map((e) => e.status).slice(-2)).toEqual([201, 409]);
           }
           const receipt = await run.cleanup();
           expect(receipt.filter((r) => !["deleted", "already-gone"].includes(r.outcome))).toEqual([]);
-          await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+          await untilRunGone(cluster(), NS, runId);
         },
         TEST_TIMEOUT_MS,
       );
@@ -85,8 +85,8 @@ for (const backend of BACKENDS)
           const sink = captureLog();
           const path = c.path(runId);
           const faults = [
-            cluster.faults.add({ method: "POST", path, dropAfterCommit: true }),
-            cluster.faults.add({
+            cluster().faults.add({ method: "POST", path, dropAfterCommit: true }),
+            cluster().faults.add({
               method: "POST",
               path,
               nth: 2,
@@ -95,7 +95,7 @@ for (const backend of BACKENDS)
               retryAfterSeconds: 0,
             }),
           ];
-          const run = newRun(adminClient(cluster), sink, { runId });
+          const run = newRun(adminClient(cluster()), sink, { runId });
           try {
             await expect(run.deploy()).rejects.toMatchObject({ code: "UNAVAILABLE" });
           } finally {
@@ -108,7 +108,7 @@ for (const backend of BACKENDS)
           const receipt = await run.cleanup();
           expect(receipt.find((r) => r.kind === c.kind)).toMatchObject({ outcome: "deleted" });
           expect(receipt.filter((r) => !["deleted", "already-gone"].includes(r.outcome))).toEqual([]);
-          await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+          await untilRunGone(cluster(), NS, runId);
         },
         TEST_TIMEOUT_MS,
       );
@@ -122,11 +122,11 @@ for (const backend of BACKENDS)
         `a lost ClusterRole create response whose adoption read fails ${what}: cleanup still removes it`,
         async () => {
           const runId = testRunId("g");
-          const run = newRun(adminClient(cluster), captureLog(), { runId });
+          const run = newRun(adminClient(cluster()), captureLog(), { runId });
           const name = run.plan.names.clusterRole;
           const faults = [
-            cluster.faults.add({ method: "POST", path: CREATES[0]!.path(runId), dropAfterCommit: true }),
-            cluster.faults.add({
+            cluster().faults.add({ method: "POST", path: CREATES[0]!.path(runId), dropAfterCommit: true }),
+            cluster().faults.add({
               method: "GET",
               path: `${RBAC}/clusterroles/${name}`,
               status,
@@ -153,7 +153,7 @@ for (const backend of BACKENDS)
           const receipt = await run.cleanup();
           expect(receipt.find((r) => r.kind === "ClusterRole")).toMatchObject({ outcome: "deleted" });
           expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
-          await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+          await untilRunGone(cluster(), NS, runId);
         },
         TEST_TIMEOUT_MS,
       );

@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { runLabels } from "../../src/run/labels.ts";
 import { resource } from "../cluster/store.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { untilStore } from "../support/until.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -13,38 +14,32 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { runObjects, until } from "./_store.ts";
+import { untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     const podsOf = (jobUid: string) =>
-      cluster.store
-        .list(resource("pods"), { namespace: NS })
+      cluster()
+        .store.list(resource("pods"), { namespace: NS })
         .items.filter((p) => p.metadata.ownerReferences?.some((r) => r.uid === jobUid && r.controller));
 
     test(
       "an impostor pod with run A's labels, younger, but controlled by run B's Job is never chosen",
       async () => {
-        const client = adminClient(cluster);
+        const client = adminClient(cluster());
         const idA = testRunId("a");
         const idB = testRunId("b");
         const a = newRun(client, captureLog(), { runId: idA, invocationId: "inv-a" });
         const b = newRun(client, captureLog(), { runId: idB });
         try {
           await Promise.all([a.deploy(), b.deploy()]);
-          await until(cluster, () => podsOf(a.jobUid!).length === 1);
+          await untilStore(cluster(), () => podsOf(a.jobUid!).length === 1, "one pod of the first Job");
           const real = podsOf(a.jobUid!)[0]!;
           // Strictly younger, so a "youngest pod carrying the run's labels" selector would take it.
-          await cluster.advanceClock(5_000);
-          const impostor = await cluster.store.create(resource("pods"), {
+          await cluster().advanceClock(5_000);
+          const impostor = await cluster().store.create(resource("pods"), {
             apiVersion: "v1",
             kind: "Pod",
             metadata: {
@@ -71,10 +66,11 @@ for (const backend of BACKENDS)
             Date.parse(real.metadata.creationTimestamp!),
           );
           // It even looks finished: a label-and-age selector would stream its (empty) log as run A's.
-          await until(cluster, () => {
-            const p = cluster.store.find(resource("pods"), NS, "impostor");
-            return p?.status?.phase === "Succeeded";
-          });
+          await untilStore(
+            cluster(),
+            () => cluster().store.find(resource("pods"), NS, "impostor")?.status?.phase === "Succeeded",
+            "the impostor pod Succeeded",
+          );
 
           const pod = await a.waitForPod(TEST_TIMEOUT_MS);
           expect(pod.metadata.name).toBe(real.metadata.name!);
@@ -90,14 +86,12 @@ for (const backend of BACKENDS)
         }
         // Not left to B's cleanup: a real Job controller releases a pod its selector does not match.
         // (The garbage collector may take it first, once B's Job is gone: then it is a 404.)
-        if (cluster.store.find(resource("pods"), NS, "impostor"))
-          await Promise.resolve(cluster.store.delete(resource("pods"), NS, "impostor", {})).catch((e) => {
+        if (cluster().store.find(resource("pods"), NS, "impostor"))
+          await Promise.resolve(cluster().store.delete(resource("pods"), NS, "impostor", {})).catch((e) => {
             if ((e as { code?: number }).code !== 404) throw e;
           });
-        await until(
-          cluster,
-          () => runObjects(cluster, NS, idA).length + runObjects(cluster, NS, idB).length === 0,
-        );
+        await untilRunGone(cluster(), NS, idA);
+        await untilRunGone(cluster(), NS, idB);
       },
       TEST_TIMEOUT_MS,
     );

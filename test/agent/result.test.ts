@@ -1,28 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
-import {
-  type AgentCluster,
-  adminClient,
-  agentCluster,
-  captureLog,
-  NS,
-  newRun,
-  TEST_TIMEOUT_MS,
-  testRunId,
-} from "./_harness.ts";
-import { haveNamespace, runObjects, until } from "./_store.ts";
+import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
+import { adminClient, agentCluster, captureLog, NS, newRun, TEST_TIMEOUT_MS, testRunId } from "./_harness.ts";
+import { haveNamespace, untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
+    const cluster = useCluster(backend, { start: agentCluster });
     beforeAll(async () => {
-      cluster = await agentCluster(backend);
-      await haveNamespace(cluster, NS);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
+      await haveNamespace(cluster(), NS);
     }, CLUSTER_HOOK_MS);
 
     const failure = (p: Promise<unknown>) =>
@@ -32,7 +21,7 @@ for (const backend of BACKENDS)
       );
 
     async function putConfigMap(name: string, data: Record<string, string>) {
-      return await cluster.store.create(resource("configmaps"), {
+      return await cluster().store.create(resource("configmaps"), {
         apiVersion: "v1",
         kind: "ConfigMap",
         metadata: { name, namespace: NS },
@@ -43,7 +32,7 @@ for (const backend of BACKENDS)
     test("the result is the snapshot.yaml bytes unchanged; a delivered ConfigMap is never recorded", async () => {
       const bytes = "apiVersion: aicr.run/v1\nkind: Snapshot\n# trailing spaces kept   \n";
       await putConfigMap("delivered-ok", { "snapshot.yaml": bytes, format: "yaml" });
-      const run = newRun(adminClient(cluster), captureLog(), {
+      const run = newRun(adminClient(cluster()), captureLog(), {
         runId: testRunId("r"),
         delivered: { namespace: NS, name: "delivered-ok" },
       });
@@ -54,7 +43,7 @@ for (const backend of BACKENDS)
 
     test("a ConfigMap without snapshot.yaml → NOT_FOUND naming the key", async () => {
       await putConfigMap("delivered-nokey", { "snapshot.json": "{}" });
-      const run = newRun(adminClient(cluster), captureLog(), {
+      const run = newRun(adminClient(cluster()), captureLog(), {
         runId: testRunId("s"),
         delivered: { namespace: NS, name: "delivered-nokey" },
       });
@@ -65,7 +54,7 @@ for (const backend of BACKENDS)
     });
 
     test("no ConfigMap at all → NOT_FOUND naming it", async () => {
-      const run = newRun(adminClient(cluster), captureLog(), {
+      const run = newRun(adminClient(cluster()), captureLog(), {
         runId: testRunId("t"),
         delivered: { namespace: NS, name: "never-written" },
       });
@@ -79,21 +68,25 @@ for (const backend of BACKENDS)
       async () => {
         const runId = testRunId("u");
         const controller = new AbortController();
-        const run = newRun(adminClient(cluster), captureLog(), {
+        const run = newRun(adminClient(cluster()), captureLog(), {
           runId,
           signal: controller.signal,
           nodeSelector: { "aicr.test/hold": "never" },
         });
         await run.deploy();
         const waiting = failure(run.waitForPod(TEST_TIMEOUT_MS));
-        await cluster.log.waitFor(
-          (e) => e.verb === "watch" && e.path.endsWith("/pods") && e.user === "admin",
+        await until(
+          () =>
+            cluster().log.entries.find(
+              (e) => e.verb === "watch" && e.path.endsWith("/pods") && e.user === "admin",
+            ),
+          "the pod watch open",
         );
         controller.abort(new AicrError("CANCELED", "cancelled by SIGINT"));
         expect((await waiting)?.code).toBe("CANCELED");
         const receipt = await run.cleanup();
         expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );

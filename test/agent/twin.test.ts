@@ -1,8 +1,9 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { untilStore } from "../support/until.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -12,33 +13,34 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { runObjects, until } from "./_store.ts";
+import { runObjects, untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
+    const cluster = useCluster(backend, { start: agentCluster });
+    beforeAll(() => {
       // The twin talks as its own user, so the request log tells its requests from the first run's.
-      cluster.addUser("twin", ["system:masters"]);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+      cluster().addUser("twin", ["system:masters"]);
+    });
 
     test(
       "a twin invocation with the same run ID fails on AlreadyExists and its cleanup deletes nothing of the first",
       async () => {
         const runId = testRunId("f");
-        const first = newRun(adminClient(cluster), captureLog(), { runId });
+        const first = newRun(adminClient(cluster()), captureLog(), { runId });
         const twinLog = captureLog();
-        const twin = newRun(adminClient(cluster, "twin"), twinLog, { runId });
-        const seq = cluster.log.entries.length;
+        const twin = newRun(adminClient(cluster(), "twin"), twinLog, { runId });
+        const seq = cluster().log.entries.length;
+        let firstReceipt: Awaited<ReturnType<typeof first.cleanup>> = [];
         try {
           const result = await driveRun(first);
           // The seven kinds and the agent's pod (the real backend's mirror may trail the run by a moment).
-          await until(cluster, () => runObjects(cluster, NS, runId).length === 8);
-          const before = runObjects(cluster, NS, runId);
+          await untilStore(
+            cluster(),
+            () => runObjects(cluster(), NS, runId).length === 8,
+            () => `the eight run objects; so far: ${runObjects(cluster(), NS, runId).join(", ")}`,
+          );
+          const before = runObjects(cluster(), NS, runId);
 
           const err = await twin.deploy().then(
             () => undefined,
@@ -53,19 +55,19 @@ for (const backend of BACKENDS)
 
           const receipt = await twin.cleanup();
           expect(receipt.filter((r) => r.outcome === "deleted")).toEqual([]);
-          const twinDeletes = cluster.log.entries
-            .slice(seq)
+          const twinDeletes = cluster()
+            .log.entries.slice(seq)
             .filter((r) => r.user === "twin" && r.method === "DELETE");
           expect(twinDeletes).toEqual([]);
-          expect(runObjects(cluster, NS, runId)).toEqual(before);
+          expect(runObjects(cluster(), NS, runId)).toEqual(before);
 
           // The first run is untouched: its result is still there and its own cleanup takes everything.
           expect(await first.readResult()).toBe(result.bytes);
         } finally {
-          const receipt = await first.cleanup();
-          expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
+          firstReceipt = await first.cleanup();
         }
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        expect(firstReceipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );
@@ -74,9 +76,9 @@ for (const backend of BACKENDS)
       "two invocations racing with one run ID: exactly one owns the run; the loser fails and deletes nothing",
       async () => {
         const runId = testRunId("f");
-        const one = newRun(adminClient(cluster), captureLog(), { runId });
-        const two = newRun(adminClient(cluster, "twin"), captureLog(), { runId });
-        const seq = cluster.log.entries.length;
+        const one = newRun(adminClient(cluster()), captureLog(), { runId });
+        const two = newRun(adminClient(cluster(), "twin"), captureLog(), { runId });
+        const seq = cluster().log.entries.length;
         const settled = await Promise.allSettled([one.deploy(), two.deploy()]);
         expect(settled.map((s) => s.status).sort()).toEqual(["fulfilled", "rejected"]);
         const [winner, loser] = settled[0]!.status === "fulfilled" ? [one, two] : [two, one];
@@ -86,20 +88,26 @@ for (const backend of BACKENDS)
         // a moment later, each resource on its own watch. The agent's pod and the ConfigMap it
         // writes are left out of the comparison: they appear whenever the agent gets there, and the
         // loser reports that ConfigMap as left behind (no Job of its own vouches for it).
-        const owned = () => runObjects(cluster, NS, runId).filter((o) => !/^(Pod|ConfigMap)\//.test(o));
-        await until(cluster, () => owned().length === 6);
+        const owned = () => runObjects(cluster(), NS, runId).filter((o) => !/^(Pod|ConfigMap)\//.test(o));
+        await untilStore(
+          cluster(),
+          () => owned().length === 6,
+          () => `six owned objects; so far: ${owned().length}`,
+        );
         const before = owned();
         const receipt = await loser.cleanup();
         expect(receipt.filter((r) => r.outcome === "deleted")).toEqual([]);
         expect(receipt.map((r) => r.kind).filter((k) => k !== "ConfigMap")).toEqual([]);
         const loserUser = loser === two ? "twin" : "admin";
         expect(
-          cluster.log.entries.slice(seq).filter((e) => e.user === loserUser && e.method === "DELETE"),
+          cluster()
+            .log.entries.slice(seq)
+            .filter((e) => e.user === loserUser && e.method === "DELETE"),
         ).toEqual([]);
         expect(owned()).toEqual(before);
         await winner.waitForCompletion(TEST_TIMEOUT_MS);
         await winner.cleanup();
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );

@@ -1,8 +1,11 @@
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
+import { describePodState } from "../../src/agent/wait.ts";
+import { DeadlineExceeded } from "../../src/core/deadline.ts";
 import { resource } from "../cluster/store.ts";
-import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { until, untilStore } from "../support/until.ts";
 import {
-  type AgentCluster,
   adminClient,
   agentCluster,
   captureLog,
@@ -12,17 +15,11 @@ import {
   TEST_TIMEOUT_MS,
   testRunId,
 } from "./_harness.ts";
-import { runObjects, until } from "./_store.ts";
+import { untilRunGone } from "./_store.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: AgentCluster;
-    beforeAll(async () => {
-      cluster = await agentCluster(backend);
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      await cluster.stop();
-    }, CLUSTER_HOOK_MS);
+    const cluster = useCluster(backend, { start: agentCluster });
 
     const HOLD = "aicr.test/hold";
 
@@ -31,21 +28,24 @@ for (const backend of BACKENDS)
       async () => {
         const runId = testRunId("7");
         // No node matches until the test says so: both waits are certainly watching when things happen.
-        const run = newRun(adminClient(cluster), captureLog(), { runId, nodeSelector: { [HOLD]: runId } });
+        const run = newRun(adminClient(cluster()), captureLog(), { runId, nodeSelector: { [HOLD]: runId } });
         const jobs = `/apis/batch/v1/namespaces/${NS}/jobs`;
         const pods = `/api/v1/namespaces/${NS}/pods`;
-        const cut = cluster.faults.add({ method: "GET", path: jobs, nth: 0, cutWatchAfterEvents: 1 });
-        const gone = cluster.faults.add({ method: "GET", path: pods, count: 2, watchGoneOnResume: true });
+        const cut = cluster().faults.add({ method: "GET", path: jobs, nth: 0, cutWatchAfterEvents: 1 });
+        const gone = cluster().faults.add({ method: "GET", path: pods, count: 2, watchGoneOnResume: true });
         const watches = (path: string) =>
-          cluster.log.entries.filter((e) => e.verb === "watch" && e.path === path && e.user === "admin");
+          cluster().log.entries.filter((e) => e.verb === "watch" && e.path === path && e.user === "admin");
         try {
           await run.deploy();
           const podWait = run.waitForPod(TEST_TIMEOUT_MS);
           const jobWait = run.waitForCompletion(TEST_TIMEOUT_MS);
           // Two pod watches answered 410 and the third one open; the Job watch open.
-          await cluster.log.waitFor(() => watches(pods).length >= 3 && watches(jobs).length >= 1);
+          await until(
+            () => watches(pods).length >= 3 && watches(jobs).length >= 1,
+            "two pod watches refused (410), a third and the Job watch open",
+          );
           expect(gone.fired).toBe(2);
-          await cluster.store.mutate(resource("nodes"), undefined, "gpu-node-1", (n) => {
+          await cluster().store.mutate(resource("nodes"), undefined, "gpu-node-1", (n) => {
             n.metadata.labels = { ...n.metadata.labels, [HOLD]: runId };
             return n;
           });
@@ -64,43 +64,44 @@ for (const backend of BACKENDS)
           gone.remove();
           await run.cleanup();
         }
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );
 
     test(
-      "a pod that cannot be scheduled: both TIMEOUTs name the Job's pod and its last known state",
+      "a pod that cannot be scheduled: the waits end with the run's deadline (one TIMEOUT), and the pod's last state says why",
       async () => {
         const runId = testRunId("8");
-        const run = newRun(adminClient(cluster), captureLog(), { runId, nodeSelector: { [HOLD]: "never" } });
+        const run = newRun(adminClient(cluster()), captureLog(), {
+          runId,
+          nodeSelector: { [HOLD]: "never" },
+        });
         try {
           await run.deploy();
           const podsOfRun = () =>
-            cluster.store
-              .list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${runId}` })
+            cluster()
+              .store.list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${runId}` })
               .items.filter((p) =>
                 p.status?.conditions?.some((c: { type: string }) => c.type === "PodScheduled"),
               );
-          await until(cluster, () => podsOfRun().length === 1);
-          const err = await run.waitForPod(1).then(
-            () => undefined,
-            (e: unknown) => e as { code: string; message: string },
+          await untilStore(cluster(), () => podsOfRun().length === 1, "the run's one pod");
+          for (const wait of [() => run.waitForPod(1), () => run.waitForCompletion(1)]) {
+            const err = await wait().then(
+              () => undefined,
+              (e: unknown) => e,
+            );
+            // The deadline's own error, not one per wait: waits take only a signal.
+            expect(err).toBeInstanceOf(DeadlineExceeded);
+            expect((err as DeadlineExceeded).message).toBe("the test's wait did not finish within 1ms");
+          }
+          expect(describePodState(await run.lastPod())).toBe(
+            `pod ${podsOfRun()[0]!.metadata.name!} is not scheduled: ${podsOfRun()[0]!.status.conditions.find((c: { type: string }) => c.type === "PodScheduled").message}`,
           );
-          expect(err?.code).toBe("TIMEOUT");
-          expect(err?.message).toContain(podsOfRun()[0]!.metadata.name!);
-          expect(err?.message).toContain("not scheduled");
-          const jobErr = await run.waitForCompletion(1).then(
-            () => undefined,
-            (e: unknown) => e as { code: string; message: string },
-          );
-          expect(jobErr?.code).toBe("TIMEOUT");
-          expect(jobErr?.message).toContain(`Job ${NS}/${run.plan.names.job}`);
-          expect(jobErr?.message).toContain(`pod ${podsOfRun()[0]!.metadata.name!} is not scheduled`);
         } finally {
           await run.cleanup();
         }
-        await until(cluster, () => runObjects(cluster, NS, runId).length === 0);
+        await untilRunGone(cluster(), NS, runId);
       },
       TEST_TIMEOUT_MS,
     );

@@ -3,9 +3,11 @@
  * seen on the wire, on both backends: PodSecurity, ServiceAccount and NamespaceLifecycle admission, RBAC
  * escalation prevention. The real apiserver's messages are what the fake's must be.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eventually, STARTUP_MS, type WireClient, wireClient } from "./http-client.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
+import { type WireClient, wireClient } from "./http-client.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "./testbed.ts";
 
 const RBAC = "/apis/rbac.authorization.k8s.io/v1";
 /** Waits here end on conditions; this only bounds a hung one. */
@@ -144,28 +146,27 @@ const BASELINE: [string, object, string[]][] = [
 
 for (const backend of BACKENDS)
   describe(`[${backend}] admission and escalation on the wire`, () => {
-    let cluster: TestCluster;
+    const cluster = useCluster(backend, {
+      controllers: false,
+      users: [{ name: "dev", groups: ["devs"] }],
+    });
     let admin: WireClient;
 
     async function namespace(name: string, labels: Record<string, string> = {}): Promise<void> {
       expect((await admin.post("/api/v1/namespaces", { metadata: { name, labels } })).status).toBe(201);
       // Pods need the namespace's default ServiceAccount; the real one is made by a controller.
-      await eventually(
+      await until(
         () => admin.get(`/api/v1/namespaces/${name}/serviceaccounts/default`),
-        (r) => r.status === 200,
+        `the default ServiceAccount of ${name}`,
+        { accept: (r) => r.status === 200 },
       );
     }
 
     beforeAll(async () => {
-      cluster = await startTestCluster(backend, {
-        controllers: false,
-        users: [{ name: "dev", groups: ["devs"] }],
-      });
-      admin = wireClient(cluster, "admin");
+      admin = wireClient(cluster(), "admin");
       await namespace("restricted", { "pod-security.kubernetes.io/enforce": "restricted" });
       await namespace("baseline", { "pod-security.kubernetes.io/enforce": "baseline" });
-    }, STARTUP_MS);
-    afterAll(() => cluster.stop());
+    }, CLUSTER_HOOK_MS);
 
     for (const [level, cases] of [
       ["restricted", RESTRICTED],
@@ -277,13 +278,14 @@ for (const backend of BACKENDS)
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "rbac-writer" },
           subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "devs" }],
         });
-        const dev = wireClient(cluster, "dev");
+        const dev = wireClient(cluster(), "dev");
         const role = (name: string, rules: object[]) =>
           dev.post(`${RBAC}/namespaces/baseline/roles`, { metadata: { name }, rules });
         // The real authorizer reads RBAC from an informer: wait until the binding counts.
-        const held = await eventually(
+        const held = await until(
           () => role("held", [{ apiGroups: [""], resources: ["configmaps"], verbs: ["get"] }]),
-          (r) => r.status === 201,
+          "the developer's binding in force (Role held created)",
+          { accept: (r) => r.status === 201 },
         );
         expect(held.status).toBe(201);
         const more = await role("more", [

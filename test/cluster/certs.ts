@@ -1,16 +1,15 @@
 /**
  * Test PKI made with the openssl CLI: one CA and one server certificate per process, plus client
- * certificates per user (CN = user, O = each group), cached.
+ * certificates per user (CN = user, O = each group), cached. Held in memory: openssl works in a
+ * scratch directory per call, removed before the call returns, so nothing is left on disk.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 
 export interface Pki {
-  dir: string;
   caCert: string;
-  caKeyPath: string;
-  caCertPath: string;
+  caKey: string;
   serverCert: string;
   serverKey: string;
 }
@@ -29,9 +28,30 @@ function openssl(args: string[], cwd: string): void {
   if (res.exitCode !== 0) throw new Error(`openssl ${args[0]} failed: ${res.stderr.toString()}`);
 }
 
+/** Runs `fn` in a fresh directory (given the files to lay out first), removed when it returns. */
+function inScratch<T>(files: Record<string, string>, fn: (dir: string) => T): T {
+  const dir = mkdtempSync(join(tmpdir(), "aicr-fake-pki-"));
+  try {
+    for (const [name, text] of Object.entries(files)) writeFileSync(join(dir, name), text, { mode: 0o600 });
+    return fn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The process's CA as files, for a signing step. */
+const caFiles = (): Record<string, string> => {
+  const p = pki();
+  return { "ca.crt": p.caCert, "ca.key": p.caKey };
+};
+
 export function pki(): Pki {
   if (cached) return cached;
-  const dir = mkdtempSync(join(tmpdir(), "aicr-fake-pki-"));
+  cached = inScratch({}, makePki);
+  return cached;
+}
+
+function makePki(dir: string): Pki {
   const days = ["-days", "2"];
   openssl(
     [
@@ -88,65 +108,61 @@ export function pki(): Pki {
     ],
     dir,
   );
-  cached = {
-    dir,
+  return {
     caCert: readFileSync(join(dir, "ca.crt"), "utf8"),
-    caKeyPath: join(dir, "ca.key"),
-    caCertPath: join(dir, "ca.crt"),
+    caKey: readFileSync(join(dir, "ca.key"), "utf8"),
     serverCert: readFileSync(join(dir, "server.crt"), "utf8"),
     serverKey: readFileSync(join(dir, "server.key"), "utf8"),
   };
-  return cached;
 }
 
 export function clientCert(username: string, groups: string[]): { cert: string; key: string } {
   const id = JSON.stringify([username, groups]);
   const hit = clientCache.get(id);
   if (hit) return hit;
-  const p = pki();
-  const base = `client-${clientCache.size}`;
   const esc = (s: string) => s.replace(/[/\\=+,]/g, (ch) => `\\${ch}`);
   const subject = `/CN=${esc(username)}${groups.map((g) => `/O=${esc(g)}`).join("")}`;
-  openssl(
-    [
-      "req",
-      "-newkey",
-      ...EC_KEY,
-      "-nodes",
-      "-keyout",
-      `${base}.key`,
-      "-out",
-      `${base}.csr`,
-      "-subj",
-      subject,
-    ],
-    p.dir,
-  );
-  writeFileSync(join(p.dir, `${base}.ext`), "extendedKeyUsage=clientAuth\n");
-  openssl(
-    [
-      "x509",
-      "-req",
-      "-in",
-      `${base}.csr`,
-      "-CA",
-      p.caCertPath,
-      "-CAkey",
-      p.caKeyPath,
-      "-CAcreateserial",
-      "-out",
-      `${base}.crt`,
-      "-days",
-      "2",
-      "-extfile",
-      `${base}.ext`,
-    ],
-    p.dir,
-  );
-  const out = {
-    cert: readFileSync(join(p.dir, `${base}.crt`), "utf8"),
-    key: readFileSync(join(p.dir, `${base}.key`), "utf8"),
-  };
+  const out = inScratch({ ...caFiles(), "client.ext": "extendedKeyUsage=clientAuth\n" }, (dir) => {
+    openssl(
+      [
+        "req",
+        "-newkey",
+        ...EC_KEY,
+        "-nodes",
+        "-keyout",
+        "client.key",
+        "-out",
+        "client.csr",
+        "-subj",
+        subject,
+      ],
+      dir,
+    );
+    openssl(
+      [
+        "x509",
+        "-req",
+        "-in",
+        "client.csr",
+        "-CA",
+        "ca.crt",
+        "-CAkey",
+        "ca.key",
+        "-CAcreateserial",
+        "-out",
+        "client.crt",
+        "-days",
+        "2",
+        "-extfile",
+        "client.ext",
+      ],
+      dir,
+    );
+    return {
+      cert: readFileSync(join(dir, "client.crt"), "utf8"),
+      key: readFileSync(join(dir, "client.key"), "utf8"),
+    };
+  });
   clientCache.set(id, out);
   return out;
 }
@@ -155,71 +171,72 @@ export function clientCert(username: string, groups: string[]): { cert: string; 
 export const signedBy = {
   /** The ServiceAccount token signing key pair (ES256). */
   serviceAccountKey(): { key: string; pub: string } {
-    const p = pki();
-    openssl(["ecparam", "-genkey", "-name", "prime256v1", "-noout", "-out", "sa.key"], p.dir);
-    openssl(["ec", "-in", "sa.key", "-pubout", "-out", "sa.pub"], p.dir);
-    return {
-      key: readFileSync(join(p.dir, "sa.key"), "utf8"),
-      pub: readFileSync(join(p.dir, "sa.pub"), "utf8"),
-    };
+    return inScratch({}, (dir) => {
+      openssl(["ecparam", "-genkey", "-name", "prime256v1", "-noout", "-out", "sa.key"], dir);
+      openssl(["ec", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
+      return {
+        key: readFileSync(join(dir, "sa.key"), "utf8"),
+        pub: readFileSync(join(dir, "sa.pub"), "utf8"),
+      };
+    });
   },
   /** A CA of its own for the authenticating proxy, and the proxy's client certificate (CN=front-proxy). */
   frontProxy(): { ca: string; cert: string; key: string } {
-    const p = pki();
     const days = ["-days", "2"];
-    openssl(
-      [
-        "req",
-        "-x509",
-        "-newkey",
-        ...EC_KEY,
-        "-nodes",
-        "-keyout",
-        "fp-ca.key",
-        "-out",
-        "fp-ca.crt",
-        ...days,
-        "-subj",
-        "/CN=aicr-front-proxy-ca",
-      ],
-      p.dir,
-    );
-    openssl(
-      [
-        "req",
-        "-newkey",
-        ...EC_KEY,
-        "-nodes",
-        "-keyout",
-        "fp.key",
-        "-out",
-        "fp.csr",
-        "-subj",
-        "/CN=front-proxy",
-      ],
-      p.dir,
-    );
-    writeFileSync(join(p.dir, "fp.ext"), "extendedKeyUsage=clientAuth\n");
-    openssl(
-      [
-        "x509",
-        "-req",
-        "-in",
-        "fp.csr",
-        "-CA",
-        "fp-ca.crt",
-        "-CAkey",
-        "fp-ca.key",
-        "-CAcreateserial",
-        "-out",
-        "fp.crt",
-        ...days,
-        "-extfile",
-        "fp.ext",
-      ],
-      p.dir,
-    );
-    const read = (f: string) => readFileSync(join(p.dir, f), "utf8");
-    return { ca: read("fp-ca.crt"), cert: read("fp.crt"), key: read("fp.key") };
+    return inScratch({ "fp.ext": "extendedKeyUsage=clientAuth\n" }, (dir) => {
+      openssl(
+        [
+          "req",
+          "-x509",
+          "-newkey",
+          ...EC_KEY,
+          "-nodes",
+          "-keyout",
+          "fp-ca.key",
+          "-out",
+          "fp-ca.crt",
+          ...days,
+          "-subj",
+          "/CN=aicr-front-proxy-ca",
+        ],
+        dir,
+      );
+      openssl(
+        [
+          "req",
+          "-newkey",
+          ...EC_KEY,
+          "-nodes",
+          "-keyout",
+          "fp.key",
+          "-out",
+          "fp.csr",
+          "-subj",
+          "/CN=front-proxy",
+        ],
+        dir,
+      );
+      openssl(
+        [
+          "x509",
+          "-req",
+          "-in",
+          "fp.csr",
+          "-CA",
+          "fp-ca.crt",
+          "-CAkey",
+          "fp-ca.key",
+          "-CAcreateserial",
+          "-out",
+          "fp.crt",
+          ...days,
+          "-extfile",
+          "fp.ext",
+        ],
+        dir,
+      );
+      const read = (f: string) => readFileSync(join(dir, f), "utf8");
+      return { ca: read("fp-ca.crt"), cert: read("fp.crt"), key: read("fp.key") };
+    });
   },
 };

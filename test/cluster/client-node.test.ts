@@ -2,14 +2,16 @@
  * The same behaviours seen through @kubernetes/client-node 1.4.0 under Bun, on both backends: with a
  * bearer token and with a client certificate.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
+import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
 import type { RunFunction } from "./controllers/runtime.ts";
-import { currentResourceVersion, eventually, STARTUP_MS, wireClient } from "./http-client.ts";
+import { currentResourceVersion, wireClient } from "./http-client.ts";
 import { node } from "./nodes.ts";
 import { resource } from "./resources.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "./testbed.ts";
 
 function statusOf(e: unknown): { code: number; reason: string; message: string } {
   if (!(e instanceof k8s.ApiException)) throw e;
@@ -56,41 +58,45 @@ const WAIT_MS = 60_000;
 for (const backend of BACKENDS)
   for (const mode of ["token", "client-certificate"] as const) {
     describe(`[${backend}] client-node 1.4.0 with a ${mode}`, () => {
-      let cluster: TestCluster;
+      const cluster = useCluster(backend, {
+        https: mode === "client-certificate",
+        nodes: [node("n1")],
+        runtime: () => runtime.run,
+      });
       let kc: k8s.KubeConfig;
       let core: k8s.CoreV1Api;
       const runtime = scriptedRuntime();
       beforeAll(async () => {
-        cluster = await startTestCluster(backend, {
-          https: mode === "client-certificate",
-          nodes: [node("n1")],
-          runtime: () => runtime.run,
-        });
-        const admin = wireClient(cluster, "admin");
-        await eventually(
+        const admin = wireClient(cluster(), "admin");
+        await until(
           () => admin.get("/api/v1/namespaces/default/serviceaccounts/default"),
-          (r) => r.status === 200,
+          "the default ServiceAccount",
+          {
+            accept: (r) => r.status === 200,
+          },
         );
         kc = new k8s.KubeConfig();
         if (mode === "token") {
-          await cluster.store.create(resource("serviceaccounts"), {
+          await cluster().store.create(resource("serviceaccounts"), {
             metadata: { name: "cn", namespace: "default" },
           });
-          await cluster.store.create(resource("clusterrolebindings"), {
+          await cluster().store.create(resource("clusterrolebindings"), {
             metadata: { name: "cn-admin" },
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "cluster-admin" },
             subjects: [{ kind: "ServiceAccount", name: "cn", namespace: "default" }],
           });
-          const sa = wireClient(cluster, "system:serviceaccount:default:cn");
-          await eventually(
+          const sa = wireClient(cluster(), "system:serviceaccount:default:cn");
+          await until(
             () => sa.get("/api/v1/namespaces/default/configmaps"),
-            (r) => r.status === 200,
+            "the ServiceAccount's binding in force",
+            {
+              accept: (r) => r.status === 200,
+            },
           );
-          kc.loadFromFile(cluster.kubeconfigFor("system:serviceaccount:default:cn"));
-        } else kc.loadFromFile(cluster.kubeconfigFor("admin", { auth: "certificate" }));
+          kc.loadFromFile(cluster().kubeconfigFor("system:serviceaccount:default:cn"));
+        } else kc.loadFromFile(cluster().kubeconfigFor("admin", { auth: "certificate" }));
         core = kc.makeApiClient(k8s.CoreV1Api);
-      }, STARTUP_MS);
-      afterAll(() => cluster.stop());
+      }, CLUSTER_HOOK_MS);
 
       test("create, read, 404, 409 AlreadyExists", async () => {
         const created = await core.createNamespacedConfigMap({
@@ -139,7 +145,7 @@ for (const backend of BACKENDS)
           body: { preconditions: { uid: cm.metadata!.uid! } },
         });
         expect(
-          (await wireClient(cluster, "admin").get("/api/v1/namespaces/default/configmaps/pre")).status,
+          (await wireClient(cluster(), "admin").get("/api/v1/namespaces/default/configmaps/pre")).status,
         ).toBe(404);
       });
 
@@ -171,7 +177,7 @@ for (const backend of BACKENDS)
         const events: string[] = [];
         let abort: AbortController | undefined;
         const path = "/api/v1/namespaces/default/configmaps";
-        const resourceVersion = await currentResourceVersion(wireClient(cluster, "admin"), path);
+        const resourceVersion = await currentResourceVersion(wireClient(cluster(), "admin"), path);
         const done = new Promise<unknown>((resolve) => {
           new k8s.Watch(kc)
             .watch(
@@ -199,7 +205,7 @@ for (const backend of BACKENDS)
 
       test("Watch closed by the server (timeoutSeconds) calls done(null)", async () => {
         const resourceVersion = await currentResourceVersion(
-          wireClient(cluster, "admin"),
+          wireClient(cluster(), "admin"),
           "/api/v1/namespaces",
         );
         const err = await new Promise((resolve) => {
@@ -228,9 +234,10 @@ for (const backend of BACKENDS)
             },
           });
           const container = await runtime.started("p/c");
-          await eventually(
-            () => wireClient(cluster, "admin").get("/api/v1/namespaces/default/pods/p/log?container=c"),
-            (r) => r.text === "hello\n",
+          await until(
+            () => wireClient(cluster(), "admin").get("/api/v1/namespaces/default/pods/p/log?container=c"),
+            "the pod's first line logged",
+            { accept: (r) => r.text === "hello\n" },
           );
           const log = new k8s.Log(kc);
           let text = "";
@@ -265,7 +272,7 @@ for (const backend of BACKENDS)
       );
 
       test("a 429 fault surfaces as ApiException with Retry-After", async () => {
-        const fault = cluster.faults.add({
+        const fault = cluster().faults.add({
           method: "GET",
           path: "/api/v1/namespaces/default/configmaps/a",
           status: 429,
@@ -285,7 +292,7 @@ for (const backend of BACKENDS)
       });
 
       test("a lost create response is a transport error, not an ApiException", async () => {
-        cluster.faults.add({
+        cluster().faults.add({
           method: "POST",
           path: "/api/v1/namespaces/default/configmaps",
           dropAfterCommit: true,

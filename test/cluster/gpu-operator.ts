@@ -6,6 +6,8 @@
  * of the CRD real/cluster.ts installs, and its status goes through the status subresource there too.
  * The broken variant fails every built-in check.
  */
+
+import { untilStore } from "../support/until.ts";
 import type { RunContext, RunResult } from "./controllers/runtime.ts";
 import { node } from "./nodes.ts";
 import type { KObject } from "./objects.ts";
@@ -94,18 +96,6 @@ function operands(broken: boolean): KObject[] {
   ];
 }
 
-/** Resolves once `cond` holds, re-checked on every change the store (or the real backend's mirror) applies. */
-function until(cluster: TestCluster, cond: () => boolean): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const stop = cluster.store.subscribe(() => {
-      if (!cond()) return;
-      stop();
-      resolve();
-    });
-  });
-}
-
 /**
  * Installs the operator into a running cluster (started with operandRuntime as the kubelet's fallback
  * and, for the broken variant, with gpuClusterNodes({ broken: true })) and waits until every operand
@@ -150,9 +140,10 @@ export async function installGpuOperator(
   );
   // The ServiceAccount admission plugin refuses pods until the namespace's `default` ServiceAccount
   // exists; the real serviceaccount controller creates it a moment after the namespace.
-  await until(
+  await untilStore(
     cluster,
     () => store.find(resource("serviceaccounts"), GPU_OPERATOR_NS, "default") !== undefined,
+    `the default ServiceAccount of ${GPU_OPERATOR_NS}`,
   );
   const pods = operands(broken);
   for (const p of pods) await store.create(resource("pods"), p);
@@ -160,10 +151,17 @@ export async function installGpuOperator(
     String((p.spec as { containers: { image: string }[] }).containers[0]?.image).endsWith(`:${CRASHING_TAG}`)
       ? "Failed"
       : "Running";
-  await until(cluster, () =>
-    pods.every((p) => {
-      const live = store.find(resource("pods"), GPU_OPERATOR_NS, p.metadata.name ?? "");
-      return (live?.status as { phase?: string } | undefined)?.phase === want(p);
-    }),
+  const phase = (p: KObject) =>
+    (
+      store.find(resource("pods"), GPU_OPERATOR_NS, p.metadata.name ?? "")?.status as
+        | { phase?: string }
+        | undefined
+    )?.phase;
+  await untilStore(
+    cluster,
+    () => pods.every((p) => phase(p) === want(p)),
+    () =>
+      `every operand pod in its final phase; now: ${pods.map((p) => `${p.metadata.name}=${phase(p)}`).join(", ")}`,
+    90_000,
   );
 }

@@ -49,9 +49,6 @@ export interface WireCredentials {
   cert?: { cert: string; key: string };
 }
 
-/** How long a suite's beforeAll may take to start its cluster (a real control plane on a busy machine). */
-export const STARTUP_MS = 120_000;
-
 const isTestCluster = (c: TestCluster | Cluster): c is TestCluster => "backend" in c;
 
 const credentialCache = new WeakMap<object, Map<string, WireCredentials>>();
@@ -132,24 +129,6 @@ export function wireClient(
       return { headers: res.headers, ...lineStream(res, abort) };
     },
   };
-}
-
-/**
- * Repeats `attempt` until `done` holds for its answer (or `tries` run out) and returns the last answer,
- * for what the real apiserver makes eventually true (informer-fed caches: a deleted ServiceAccount's
- * token, a new RBAC binding). The fake is already there on the first try.
- */
-export async function eventually<T>(
-  attempt: () => Promise<T>,
-  done: (value: T) => boolean,
-  { tries = 200, intervalMs = 50 }: { tries?: number; intervalMs?: number } = {},
-): Promise<T> {
-  let last = await attempt();
-  for (let i = 1; i < tries && !done(last); i++) {
-    await Bun.sleep(intervalMs);
-    last = await attempt();
-  }
-  return last;
 }
 
 /** The list's resourceVersion now: where a watch starts to see only what follows. */

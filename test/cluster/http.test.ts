@@ -3,9 +3,11 @@
  * both backends: what the real apiserver answers is what the fake must answer (README "Differential
  * fidelity" lists the few differences kept, each asserted per backend here).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { eventually, STARTUP_MS, wireClient } from "./http-client.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
+import { describe, expect, test } from "bun:test";
+import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
+import { wireClient } from "./http-client.ts";
+import { BACKENDS } from "./testbed.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";
 /** Waits here end on conditions; this only bounds a hung one. */
@@ -20,18 +22,14 @@ const cmBody = (name: string, labels?: Record<string, string>) => ({
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await startTestCluster(backend, {
-        controllers: false,
-        users: [{ name: "alice" }, { name: "bob", groups: ["devs"] }, { name: "carl" }],
-      });
-    }, STARTUP_MS);
-    afterAll(() => cluster.stop());
+    const cluster = useCluster(backend, {
+      controllers: false,
+      users: [{ name: "alice" }, { name: "bob", groups: ["devs"] }, { name: "carl" }],
+    });
 
     describe("wire: Status bodies and authentication", () => {
       test("NotFound is a Status with reason, details and code", async () => {
-        const res = await wireClient(cluster, "admin").get(`${CM}/missing`);
+        const res = await wireClient(cluster(), "admin").get(`${CM}/missing`);
         expect(res.status).toBe(404);
         expect(res.headers.get("content-type")).toBe("application/json");
         expect(res.headers.get("cache-control")).toBe("no-cache, private");
@@ -48,7 +46,7 @@ for (const backend of BACKENDS)
       });
 
       test("an unknown API group is Go's plain 404; an unknown resource or core version a Status", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         for (const path of [
           "/apis/nope.example.com/v1/widgets",
           "/apis/nope.example.com",
@@ -71,27 +69,27 @@ for (const backend of BACKENDS)
       });
 
       test("an unknown token is 401; no token is system:anonymous", async () => {
-        const bad = await wireClient(cluster, undefined, { authorization: "Bearer nope" }).get(CM);
+        const bad = await wireClient(cluster(), undefined, { authorization: "Bearer nope" }).get(CM);
         expect(bad.status).toBe(401);
         expect(bad.body).toMatchObject({ reason: "Unauthorized", message: "Unauthorized", code: 401 });
-        const anon = await wireClient(cluster).get(CM);
+        const anon = await wireClient(cluster()).get(CM);
         expect(anon.status).toBe(403);
         expect(anon.body.message).toBe(
           'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "default"',
         );
         expect(anon.body.details).toEqual({ kind: "configmaps" });
-        expect((await wireClient(cluster).get("/version")).status).toBe(200);
+        expect((await wireClient(cluster()).get("/version")).status).toBe(200);
       });
 
       test(
         "ServiceAccount tokens authenticate as system:serviceaccount:<ns>:<name> until the SA is deleted",
         async () => {
-          const admin = wireClient(cluster, "admin");
+          const admin = wireClient(cluster(), "admin");
           expect(
             (await admin.post("/api/v1/namespaces/default/serviceaccounts", { metadata: { name: "robot" } }))
               .status,
           ).toBe(201);
-          const sa = wireClient(cluster, "system:serviceaccount:default:robot");
+          const sa = wireClient(cluster(), "system:serviceaccount:default:robot");
           const review = await sa.post("/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", {
             apiVersion: "authorization.k8s.io/v1",
             kind: "SelfSubjectAccessReview",
@@ -101,25 +99,24 @@ for (const backend of BACKENDS)
           expect(review.body.status.allowed).toBe(false);
           const forbidden = await sa.get(CM);
           expect(forbidden.body.message).toContain('User "system:serviceaccount:default:robot" cannot list');
-          expect(cluster.log.byUser("system:serviceaccount:default:robot").at(-1)?.groups).toEqual([
+          expect(cluster().log.byUser("system:serviceaccount:default:robot").at(-1)?.groups).toEqual([
             "system:serviceaccounts",
             "system:serviceaccounts:default",
             "system:authenticated",
           ]);
           await admin.delete("/api/v1/namespaces/default/serviceaccounts/robot");
           // The real apiserver caches a token's authentication for 10 s: 401 once that ran out.
-          const after = await eventually(
-            () => sa.get(CM),
-            (r) => r.status === 401,
-            { tries: 600 },
-          );
+          const after = await until(() => sa.get(CM), "the deleted ServiceAccount's token refused (401)", {
+            ms: WAIT_MS - 10_000,
+            accept: (r) => r.status === 401,
+          });
           expect(after.status).toBe(401);
         },
         WAIT_MS,
       );
 
       test("SelfSubjectReview (kubectl auth whoami) answers the authenticated user", async () => {
-        const res = await wireClient(cluster, "bob").post(
+        const res = await wireClient(cluster(), "bob").post(
           "/apis/authentication.k8s.io/v1/selfsubjectreviews",
           {
             apiVersion: "authentication.k8s.io/v1",
@@ -138,8 +135,8 @@ for (const backend of BACKENDS)
 
     describe("wire: RBAC", () => {
       test("a RoleBinding grants exactly its rules (resourceNames, subresources)", async () => {
-        const admin = wireClient(cluster, "admin");
-        const alice = wireClient(cluster, "alice");
+        const admin = wireClient(cluster(), "admin");
+        const alice = wireClient(cluster(), "alice");
         await admin.post(`${RBAC}/namespaces/default/roles`, {
           metadata: { name: "cm-reader" },
           rules: [
@@ -183,12 +180,12 @@ for (const backend of BACKENDS)
             },
           },
         };
-        const denied = await wireClient(cluster, "alice").post(
+        const denied = await wireClient(cluster(), "alice").post(
           "/apis/authorization.k8s.io/v1/subjectaccessreviews",
           body,
         );
         expect(denied.status).toBe(403);
-        const answer = await wireClient(cluster, "admin").post(
+        const answer = await wireClient(cluster(), "admin").post(
           "/apis/authorization.k8s.io/v1/subjectaccessreviews",
           body,
         );
@@ -201,7 +198,7 @@ for (const backend of BACKENDS)
         };
         expect(
           (
-            await wireClient(cluster, "admin").post(
+            await wireClient(cluster(), "admin").post(
               "/apis/authorization.k8s.io/v1/subjectaccessreviews",
               other,
             )
@@ -210,7 +207,7 @@ for (const backend of BACKENDS)
       });
 
       test("escalation prevention: a Role granting more than the requester holds is Forbidden", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         await admin.post(`${RBAC}/clusterroles`, {
           metadata: { name: "role-writer" },
           rules: [{ apiGroups: ["rbac.authorization.k8s.io"], resources: ["roles"], verbs: ["create"] }],
@@ -220,7 +217,7 @@ for (const backend of BACKENDS)
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "role-writer" },
           subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "devs" }],
         });
-        const bob = wireClient(cluster, "bob");
+        const bob = wireClient(cluster(), "bob");
         const res = await bob.post(`${RBAC}/namespaces/default/roles`, {
           metadata: { name: "too-much" },
           rules: [{ apiGroups: [""], resources: ["pods"], verbs: ["delete"] }],
@@ -239,7 +236,7 @@ for (const backend of BACKENDS)
       test(
         "the bind verb lets a requester bind a role it does not hold",
         async () => {
-          const admin = wireClient(cluster, "admin");
+          const admin = wireClient(cluster(), "admin");
           // A role of our own: the real `edit` is filled by the clusterrole-aggregation controller.
           await admin.post(`${RBAC}/clusterroles`, {
             metadata: { name: "cm-editor" },
@@ -262,7 +259,7 @@ for (const backend of BACKENDS)
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "binder" },
             subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "Group", name: "devs" }],
           });
-          const bob = wireClient(cluster, "bob");
+          const bob = wireClient(cluster(), "bob");
           const before = await bob.post(bindings, binding);
           expect(before.status).toBe(403);
           expect(before.body.message).toStartWith(
@@ -279,10 +276,9 @@ for (const backend of BACKENDS)
             (await admin.patch(`${RBAC}/clusterroles/binder`, add, "application/json-patch+json")).status,
           ).toBe(200);
           // The real authorizer reads RBAC from an informer: the new rule counts once it has seen it.
-          const after = await eventually(
-            () => bob.post(bindings, binding),
-            (r) => r.status !== 403,
-          );
+          const after = await until(() => bob.post(bindings, binding), "bob's binding past the authorizer", {
+            accept: (r) => r.status !== 403,
+          });
           expect(after.status).toBe(201);
         },
         WAIT_MS,
@@ -290,7 +286,7 @@ for (const backend of BACKENDS)
 
       test("impersonation: constrained modes first (impersonate-on:<mode>:<verb>), then legacy", async () => {
         const sa = { "impersonate-user": "system:serviceaccount:default:default" };
-        const asSa = await wireClient(cluster, "admin", sa).get(CM);
+        const asSa = await wireClient(cluster(), "admin", sa).get(CM);
         expect(asSa.status).toBe(403);
         expect(asSa.body.message).toContain('User "system:serviceaccount:default:default" cannot list');
         // Each mode's own check on the request comes first; its error is the first one, and the answer.
@@ -301,7 +297,7 @@ for (const backend of BACKENDS)
           [{ "impersonate-user": "system:node:n1" }, "arbitrary-node"],
         ];
         for (const [headers, mode] of cases) {
-          const res = await wireClient(cluster, "alice", headers).get(CM);
+          const res = await wireClient(cluster(), "alice", headers).get(CM);
           expect(res.status).toBe(403);
           expect(res.body.message).toBe(
             `configmaps is forbidden: User "alice" cannot impersonate-on:${mode}:list resource "configmaps" in API group "" in the namespace "default"`,
@@ -309,13 +305,13 @@ for (const backend of BACKENDS)
           expect(res.body.details).toEqual({ kind: "configmaps" });
         }
         // A ServiceAccount with groups is no constrained mode's: the legacy check's error.
-        const legacy = await wireClient(cluster, "alice", { ...sa, "impersonate-group": "g" }).get(CM);
+        const legacy = await wireClient(cluster(), "alice", { ...sa, "impersonate-group": "g" }).get(CM);
         expect(legacy.body.message).toBe(
           'serviceaccounts "default" is forbidden: User "alice" cannot impersonate resource "serviceaccounts" in API group "" in the namespace "default"',
         );
         expect(legacy.body.details).toEqual({ name: "default", kind: "serviceaccounts" });
         // Groups without a user: 400 with the filter's Go-formatted user.
-        const noUser = await wireClient(cluster, "admin", { "impersonate-group": "devs" }).get(CM);
+        const noUser = await wireClient(cluster(), "admin", { "impersonate-group": "devs" }).get(CM);
         expect(noUser.status).toBe(400);
         expect(noUser.body).toMatchObject({
           reason: "BadRequest",
@@ -327,10 +323,10 @@ for (const backend of BACKENDS)
       test(
         "impersonation allowed: who the request then runs as",
         async () => {
-          const admin = wireClient(cluster, "admin");
+          const admin = wireClient(cluster(), "admin");
           const whoami = async (user: string, headers: Record<string, string>) =>
             (
-              await wireClient(cluster, user, headers).post(
+              await wireClient(cluster(), user, headers).post(
                 "/apis/authentication.k8s.io/v1/selfsubjectreviews",
                 {
                   apiVersion: "authentication.k8s.io/v1",
@@ -370,13 +366,12 @@ for (const backend of BACKENDS)
             roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "sa-impersonator" },
             subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "carl" }],
           });
-          const carl = wireClient(cluster, "carl", {
+          const carl = wireClient(cluster(), "carl", {
             "impersonate-user": "system:serviceaccount:default:robot2",
           });
-          const listed = await eventually(
-            () => carl.get(CM),
-            (r) => !r.text.includes("impersonate-on"),
-          );
+          const listed = await until(() => carl.get(CM), "carl's impersonation allowed", {
+            accept: (r) => !r.text.includes("impersonate-on"),
+          });
           // Impersonation passed; the ServiceAccount itself may not list configmaps.
           expect(listed.body.message).toBe(
             'configmaps is forbidden: User "system:serviceaccount:default:robot2" cannot list resource "configmaps" in API group "" in the namespace "default"',
@@ -385,7 +380,7 @@ for (const backend of BACKENDS)
           expect(get.body.message).toBe(
             'configmaps "allowed" is forbidden: User "carl" cannot impersonate-on:serviceaccount:get resource "configmaps" in API group "" in the namespace "default"',
           );
-          const other = await wireClient(cluster, "carl", {
+          const other = await wireClient(cluster(), "carl", {
             "impersonate-user": "system:serviceaccount:default:robot3",
           }).get(CM);
           expect(other.body.message).toBe(
@@ -403,7 +398,7 @@ for (const backend of BACKENDS)
 
     describe("wire: writes", () => {
       test("dryRun=All on create answers 201 and stores nothing", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const res = await admin.post(`${CM}?dryRun=All`, cmBody("dry"));
         expect(res.status).toBe(201);
         expect(res.body.metadata.uid).toBeDefined();
@@ -411,7 +406,7 @@ for (const backend of BACKENDS)
       });
 
       test("a create answers the object with its length; no managedFields when no field is managed", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const res = await admin.post(CM, { metadata: { name: "bare" } });
         expect(res.status).toBe(201);
         expect(res.headers.get("content-length")).toBe(String(Buffer.byteLength(res.text)));
@@ -429,7 +424,7 @@ for (const backend of BACKENDS)
       });
 
       test("update with a stale resourceVersion is 409; the URL name must match", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const created = (await admin.post(CM, cmBody("upd"))).body;
         expect((await admin.put(`${CM}/upd`, { ...created, data: { k: "2" } })).status).toBe(200);
         const stale = await admin.put(`${CM}/upd`, { ...created, data: { k: "3" } });
@@ -448,7 +443,7 @@ for (const backend of BACKENDS)
       });
 
       test("JSON merge patch, strategic merge patch (labels) and JSON patch", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         await admin.post(CM, cmBody("p", { a: "1", b: "2" }));
         const merged = await admin.patch(
           `${CM}/p`,
@@ -485,7 +480,7 @@ for (const backend of BACKENDS)
       });
 
       test("server-side apply: fieldManager required, conflicts, force", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const apply = (q: string, data: Record<string, string>) =>
           admin.patch(
             `${CM}/ssa?${q}`,
@@ -510,7 +505,7 @@ for (const backend of BACKENDS)
       });
 
       test("body media types: YAML is accepted, an unknown type is 415 naming what is", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const yaml = await admin.post(CM, "metadata:\n  name: from-yaml\ndata:\n  k: v\n", {
           "content-type": "application/yaml",
         });
@@ -531,7 +526,7 @@ for (const backend of BACKENDS)
       });
 
       test("protobuf bodies of built-in kinds: decoded by the real apiserver, refused by the fake (kept)", async () => {
-        const res = await wireClient(cluster, "admin").post(CM, new Uint8Array([0x6b, 0x38, 0x73, 0]), {
+        const res = await wireClient(cluster(), "admin").post(CM, new Uint8Array([0x6b, 0x38, 0x73, 0]), {
           "content-type": "application/vnd.kubernetes.protobuf",
         });
         // These four bytes are the protobuf envelope's magic and nothing else: the real decoder's 400.
@@ -543,7 +538,7 @@ for (const backend of BACKENDS)
       });
 
       test("create at an object's URL and non-GET on pods/log are 405", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const notAllowed = {
           kind: "Status",
           status: "Failure",
@@ -558,7 +553,7 @@ for (const backend of BACKENDS)
       });
 
       test("delete: a Status for configmaps, the object for pods; 202 only for orphanDependents=false", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         await admin.post(CM, cmBody("gone"));
         const del = await admin.delete(`${CM}/gone`);
         expect(del.status).toBe(200);
@@ -603,7 +598,7 @@ for (const backend of BACKENDS)
 
     describe("wire: lists, selectors, validation", () => {
       test("pages: limit and continue (no remainingItemCount under a selector); a bad continue token", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         for (const n of ["pg-1", "pg-2", "pg-3"])
           await admin.post("/api/v1/namespaces/kube-public/configmaps", {
             metadata: { name: n, labels: { pg: "x" } },
@@ -630,7 +625,7 @@ for (const backend of BACKENDS)
       });
 
       test("selectors: parse errors and unsupported fields, in each resource's words", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const message = async (path: string) => {
           const res = await admin.get(path);
           expect([path, res.status, res.body.reason]).toEqual([path, 400, "BadRequest"]);
@@ -659,7 +654,7 @@ for (const backend of BACKENDS)
       });
 
       test("a resourceVersion that is no number: 400 for a list, a reasonless 500 for a watch", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const parse =
           'resourceVersion: Invalid value: "abc": strconv.ParseUint: parsing "abc": invalid syntax';
         const list = await admin.get(`${CM}?resourceVersion=abc`);
@@ -681,7 +676,7 @@ for (const backend of BACKENDS)
       });
 
       test("delete preconditions: the Kind, the precondition and the record", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const created = (await admin.post(CM, cmBody("pre"))).body;
         const byUid = await admin.delete(`${CM}/pre`, { preconditions: { uid: "x" } });
         expect(byUid.status).toBe(409);
@@ -697,7 +692,7 @@ for (const backend of BACKENDS)
       });
 
       test("validation: names, label keys and values, Job restartPolicy", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const invalid = async (path: string, body: object) => {
           const res = await admin.post(path, body);
           expect([path, res.status, res.body.reason]).toEqual([path, 422, "Invalid"]);
@@ -749,10 +744,13 @@ for (const backend of BACKENDS)
 
     describe("wire: defaulting", () => {
       test("a pod: defaults, ServiceAccount token volume, tolerations, priority, generation", async () => {
-        const admin = wireClient(cluster, "admin");
-        await eventually(
+        const admin = wireClient(cluster(), "admin");
+        await until(
           () => admin.get("/api/v1/namespaces/default/serviceaccounts/default"),
-          (r) => r.status === 200,
+          "the default ServiceAccount",
+          {
+            accept: (r) => r.status === 200,
+          },
         );
         const res = await admin.post("/api/v1/namespaces/default/pods?dryRun=All", {
           metadata: { name: "defaults" },
@@ -827,7 +825,7 @@ for (const backend of BACKENDS)
       });
 
       test("a Job: selector and template labels from its uid, completions, backoff, manualSelector", async () => {
-        const res = await wireClient(cluster, "admin").post(
+        const res = await wireClient(cluster(), "admin").post(
           "/apis/batch/v1/namespaces/default/jobs?dryRun=All",
           {
             metadata: { name: "jd" },
@@ -859,7 +857,7 @@ for (const backend of BACKENDS)
       });
 
       test("a Namespace: its name label, the kubernetes finalizer, Active", async () => {
-        const res = await wireClient(cluster, "admin").post("/api/v1/namespaces?dryRun=All", {
+        const res = await wireClient(cluster(), "admin").post("/api/v1/namespaces?dryRun=All", {
           metadata: { name: "nsd" },
         });
         expect(res.body.metadata.labels).toEqual({ "kubernetes.io/metadata.name": "nsd" });
@@ -870,7 +868,7 @@ for (const backend of BACKENDS)
 
     describe("wire: discovery", () => {
       test("shortNames and groups are advertised", async () => {
-        const admin = wireClient(cluster, "admin");
+        const admin = wireClient(cluster(), "admin");
         const core = (await admin.get("/api/v1")).body;
         expect(core.resources.find((r: { name: string }) => r.name === "configmaps").shortNames).toEqual([
           "cm",

@@ -4,18 +4,31 @@
  * faults, watch, log.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { parse, stringify } from "yaml";
 import { AicrError } from "../../src/core/errors.ts";
 import { KubeClient } from "../../src/kube/client.ts";
-import { currentResourceVersion, eventually, STARTUP_MS, wireClient } from "./http-client.ts";
+import {
+  isAlreadyExists,
+  isConflict,
+  isInvalid,
+  isNotFound,
+  KubeStatusError,
+} from "../../src/kube/errors.ts";
+import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
+import { currentResourceVersion, wireClient } from "./http-client.ts";
 import { resource } from "./resources.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
+import { BACKENDS, type TestCluster } from "./testbed.ts";
 
 const NS = { apiVersion: "v1", kind: "Namespace", name: "default" };
+
+/** Kubeconfigs, exec plugins and CAs the tests write; removed after the file's tests. */
+const scratch = mkdtempSync(join(tmpdir(), "aicr-kube-client-"));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 async function failure(p: Promise<unknown>): Promise<AicrError> {
   try {
@@ -36,7 +49,7 @@ type KubeconfigDoc = any;
 function edited(path: string, change: (doc: KubeconfigDoc) => void): string {
   const doc = parse(readFileSync(path, "utf8")) as KubeconfigDoc;
   change(doc);
-  const out = join(mkdtempSync(join(tmpdir(), "aicr-kubeconfig-")), "kubeconfig");
+  const out = join(mkdtempSync(join(scratch, "kubeconfig-")), "kubeconfig");
   writeFileSync(out, stringify(doc), { mode: 0o600 });
   return out;
 }
@@ -62,9 +75,10 @@ async function grantNamespaceReads(cluster: TestCluster, sa: string): Promise<vo
       resourceAttributes: { verb: "get", resource: "namespaces", name: "default", namespace: "default" },
     },
   };
-  await eventually(
+  await until(
     () => wireClient(cluster, "admin").post("/apis/authorization.k8s.io/v1/subjectaccessreviews", review),
-    (r) => r.body?.status?.allowed === true,
+    `${sa} allowed to get namespace default`,
+    { accept: (r) => r.body?.status?.allowed === true },
   );
 }
 
@@ -78,24 +92,24 @@ function serviceAccountToken(cluster: TestCluster, sa: string): string {
 
 for (const backend of BACKENDS) {
   describe(`[${backend}] KubeClient over HTTPS`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await startTestCluster(backend, { controllers: false, https: true });
-    }, STARTUP_MS);
-    afterAll(() => cluster.stop());
+    const cluster = useCluster(backend, { controllers: false, https: true });
 
     test("a client certificate authenticates as its CN", async () => {
-      const client = connect(cluster.kubeconfigFor("admin", { auth: "certificate" }));
-      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const client = connect(cluster().kubeconfigFor("admin", { auth: "certificate" }));
+      const seq = cluster().log.entries.at(-1)?.seq ?? 0;
       expect((await client.get<{ metadata: { name: string } }>(NS)).metadata.name).toBe("default");
-      expect(cluster.log.entries.filter((e) => e.seq > seq).map((e) => e.user)).toEqual(["admin"]);
+      expect(
+        cluster()
+          .log.entries.filter((e) => e.seq > seq)
+          .map((e) => e.user),
+      ).toEqual(["admin"]);
     });
 
     test("a bearer token with the kubeconfig's CA; the apiserver's refusal keeps its reason", async () => {
-      await cluster.store.create(resource("serviceaccounts"), {
+      await cluster().store.create(resource("serviceaccounts"), {
         metadata: { name: "reader", namespace: "default" },
       });
-      const client = connect(cluster.kubeconfigFor("system:serviceaccount:default:reader"));
+      const client = connect(cluster().kubeconfigFor("system:serviceaccount:default:reader"));
       const err = await failure(client.get(NS));
       expect(err.code).toBe("UNAUTHORIZED");
       expect(err.context.status).toBe(403);
@@ -105,65 +119,65 @@ for (const backend of BACKENDS) {
     });
 
     test("an exec credential plugin supplies the token", async () => {
-      await grantNamespaceReads(cluster, "exec-sa");
-      const dir = mkdtempSync(join(tmpdir(), "aicr-exec-"));
+      await grantNamespaceReads(cluster(), "exec-sa");
+      const dir = mkdtempSync(join(scratch, "exec-"));
       const plugin = join(dir, "credential.sh");
       const credential = {
         apiVersion: "client.authentication.k8s.io/v1",
         kind: "ExecCredential",
-        status: { token: serviceAccountToken(cluster, "exec-sa") },
+        status: { token: serviceAccountToken(cluster(), "exec-sa") },
       };
       writeFileSync(plugin, `#!/bin/sh\necho '${JSON.stringify(credential)}'\n`);
       chmodSync(plugin, 0o755);
-      const kubeconfig = edited(cluster.kubeconfigFor("admin"), (doc) => {
+      const kubeconfig = edited(cluster().kubeconfigFor("admin"), (doc) => {
         doc.users[0].user = {
           exec: { apiVersion: "client.authentication.k8s.io/v1", command: plugin, interactiveMode: "Never" },
         };
       });
-      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const seq = cluster().log.entries.at(-1)?.seq ?? 0;
       expect((await connect(kubeconfig).get<{ metadata: { name: string } }>(NS)).metadata.name).toBe(
         "default",
       );
-      expect(cluster.log.entries.filter((e) => e.seq > seq).map((e) => e.user)).toEqual([
-        "system:serviceaccount:default:exec-sa",
-      ]);
+      expect(
+        cluster()
+          .log.entries.filter((e) => e.seq > seq)
+          .map((e) => e.user),
+      ).toEqual(["system:serviceaccount:default:exec-sa"]);
     });
 
     test("a server certificate the kubeconfig's CA did not sign: UNAVAILABLE naming TLS, nothing sent", async () => {
-      const text = readFileSync(cluster.kubeconfigFor("admin"), "utf8").replace(
+      const text = readFileSync(cluster().kubeconfigFor("admin"), "utf8").replace(
         /certificate-authority-data: .*/,
         `certificate-authority-data: ${Buffer.from(selfSignedPem()).toString("base64")}`,
       );
-      const dir = mkdtempSync(join(tmpdir(), "aicr-ca-"));
+      const dir = mkdtempSync(join(scratch, "ca-"));
       writeFileSync(join(dir, "kubeconfig"), text);
-      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const seq = cluster().log.entries.at(-1)?.seq ?? 0;
       const err = await failure(connect(join(dir, "kubeconfig")).get(NS));
       expect(err.code).toBe("UNAVAILABLE");
       expect(err.message).toContain("presented a TLS certificate the kubeconfig does not trust");
       expect(err.remedy).toContain("certificate-authority-data");
-      expect(cluster.log.entries.filter((e) => e.seq > seq)).toEqual([]);
+      expect(cluster().log.entries.filter((e) => e.seq > seq)).toEqual([]);
     });
 
     test("sequential requests share one kept-alive connection", async () => {
-      const client = connect(cluster.kubeconfigFor("admin"));
-      const before = cluster.connectionsAccepted();
+      const client = connect(cluster().kubeconfigFor("admin"));
+      const before = cluster().connectionsAccepted();
       for (let i = 0; i < 5; i++) await client.get(NS);
-      expect(cluster.connectionsAccepted() - before).toBe(1);
+      expect(cluster().connectionsAccepted() - before).toBe(1);
     });
   });
 
   // The fake serves these over plain HTTP (its other transport); the real apiserver only over HTTPS.
   describe(`[${backend}] KubeClient: faults, discovery, watch, logs`, () => {
-    let cluster: TestCluster;
+    const cluster = useCluster(backend, { controllers: false });
     let client: KubeClient;
-    beforeAll(async () => {
-      cluster = await startTestCluster(backend, { controllers: false });
-      client = connect(cluster.kubeconfigFor("admin"));
-    }, STARTUP_MS);
-    afterAll(() => cluster.stop());
+    beforeAll(() => {
+      client = connect(cluster().kubeconfigFor("admin"));
+    });
 
     test("429 with Retry-After: RATE_LIMITED with the seconds to wait", async () => {
-      const fault = cluster.faults.add({
+      const fault = cluster().faults.add({
         method: "GET",
         path: "/api/v1/namespaces/default",
         status: 429,
@@ -179,7 +193,7 @@ for (const backend of BACKENDS) {
     });
 
     test("a response lost after the commit is a transport failure (UNAVAILABLE), not an answer", async () => {
-      const fault = cluster.faults.add({
+      const fault = cluster().faults.add({
         method: "POST",
         path: "/api/v1/namespaces/default/configmaps",
         dropAfterCommit: true,
@@ -192,15 +206,15 @@ for (const backend of BACKENDS) {
         fault.remove();
       }
       expect(
-        (await wireClient(cluster, "admin").get("/api/v1/namespaces/default/configmaps/lost")).status,
+        (await wireClient(cluster(), "admin").get("/api/v1/namespaces/default/configmaps/lost")).status,
       ).toBe(200);
     });
 
     test("a kind outside the known table is found by discovery, asked once", async () => {
-      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const seq = cluster().log.entries.at(-1)?.seq ?? 0;
       for (let i = 0; i < 2; i++)
         expect((await client.list("nvidia.com/v1", "ClusterPolicy")).items).toEqual([]);
-      const discovery = cluster.log.entries.filter((e) => e.seq > seq && e.path === "/apis/nvidia.com/v1");
+      const discovery = cluster().log.entries.filter((e) => e.seq > seq && e.path === "/apis/nvidia.com/v1");
       expect(discovery).toHaveLength(1);
       const err = await failure(client.list("v1", "NoSuchKind"));
       expect(err.code).toBe("NOT_FOUND");
@@ -211,8 +225,8 @@ for (const backend of BACKENDS) {
       const seen: string[] = [];
       const stop = new AbortController();
       const path = "/api/v1/namespaces/default/configmaps";
-      const resourceVersion = await currentResourceVersion(wireClient(cluster, "admin"), path);
-      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const resourceVersion = await currentResourceVersion(wireClient(cluster(), "admin"), path);
+      const seq = cluster().log.entries.at(-1)?.seq ?? 0;
       const ended = client.watch<{ metadata: { name: string } }>(
         path,
         { resourceVersion },
@@ -224,7 +238,10 @@ for (const backend of BACKENDS) {
           },
         },
       );
-      await cluster.log.waitFor((e) => e.seq > seq && e.verb === "watch" && e.path === path);
+      await until(
+        () => cluster().log.entries.find((e) => e.seq > seq && e.verb === "watch" && e.path === path),
+        "the watch open",
+      );
       for (const name of ["w1", "w2"])
         await client.create({
           apiVersion: "v1",
@@ -247,22 +264,54 @@ for (const backend of BACKENDS) {
       expect(err.message).toContain('pods "missing" not found');
     });
 
+    test("a refused request is a KubeStatusError in the apiserver's words: NotFound, AlreadyExists, Conflict, Invalid", async () => {
+      const status = async (p: Promise<unknown>): Promise<KubeStatusError> => {
+        const err = await failure(p);
+        if (!(err instanceof KubeStatusError)) throw new Error(`not a KubeStatusError: ${err.message}`);
+        return err;
+      };
+      const cm = (name: string) => ({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name, namespace: "default" },
+      });
+      const ref = { apiVersion: "v1", kind: "ConfigMap", name: "status-twice", namespace: "default" };
+      const missing = await status(client.get({ ...ref, name: "status-missing" }));
+      expect(isNotFound(missing)).toBe(true);
+      expect(missing).toMatchObject({
+        httpStatus: 404,
+        method: "GET",
+        path: "/api/v1/namespaces/default/configmaps/status-missing",
+        status: { code: 404, reason: "NotFound", details: { name: "status-missing", kind: "configmaps" } },
+      });
+      await client.create(cm("status-twice"));
+      const twice = await status(client.create(cm("status-twice")));
+      expect([isAlreadyExists(twice), isConflict(twice)]).toEqual([true, false]);
+      expect(twice).toMatchObject({ method: "POST", path: "/api/v1/namespaces/default/configmaps" });
+      const stale = await status(client.delete(ref, { uid: "00000000-0000-0000-0000-000000000000" }));
+      expect([isConflict(stale), isAlreadyExists(stale)]).toEqual([true, false]);
+      expect(stale.status.reason).toBe("Conflict");
+      const invalid = await status(client.create(cm("Not_A_Name")));
+      expect(isInvalid(invalid)).toBe(true);
+      expect(invalid.status.details?.causes?.map((c) => c.field)).toContain("metadata.name");
+    });
+
     test("a SOCKS proxy-url is refused with the remedy before anything is sent", async () => {
-      const kubeconfig = edited(cluster.kubeconfigFor("admin"), (doc) => {
+      const kubeconfig = edited(cluster().kubeconfigFor("admin"), (doc) => {
         doc.clusters[0].cluster["proxy-url"] = "socks5://127.0.0.1:1080";
       });
-      const seq = cluster.log.entries.at(-1)?.seq ?? 0;
+      const seq = cluster().log.entries.at(-1)?.seq ?? 0;
       const err = await failure(connect(kubeconfig).get(NS));
       expect(err.code).toBe("INVALID_REQUEST");
       expect(err.message).toContain("proxy-url");
-      expect(cluster.log.entries.filter((e) => e.seq > seq)).toEqual([]);
+      expect(cluster().log.entries.filter((e) => e.seq > seq)).toEqual([]);
     });
   });
 }
 
 /** A self-signed CA certificate that signed nothing either backend serves. */
 function selfSignedPem(): string {
-  const dir = mkdtempSync(join(tmpdir(), "aicr-wrong-ca-"));
+  const dir = mkdtempSync(join(scratch, "wrong-ca-"));
   const res = Bun.spawnSync(
     [
       "openssl",

@@ -2,11 +2,13 @@
  * Delete propagation end to end, on both backends: the apiserver's finalizers plus the garbage
  * collector (the fake's controllers/gc.ts; kube-controller-manager's on the real control plane).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { STARTUP_MS, wireClient } from "./http-client.ts";
+import { describe, expect, test } from "bun:test";
+import { useCluster } from "../support/cluster.ts";
+import { untilStore } from "../support/until.ts";
+import { wireClient } from "./http-client.ts";
 import type { KObject } from "./objects.ts";
 import { resource } from "./resources.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
+import { BACKENDS } from "./testbed.ts";
 
 const cm = resource("configmaps");
 /**
@@ -31,30 +33,18 @@ function owned(owner: KObject, name: string, extra: Partial<KObject["metadata"]>
 
 for (const backend of BACKENDS)
   describe(`[${backend}] delete propagation`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await startTestCluster(backend);
-    }, STARTUP_MS);
-    afterAll(() => cluster.stop());
+    const cluster = useCluster(backend);
 
-    /** Resolves when `check` holds on the cluster's store, re-testing on every change. */
-    function until(check: () => boolean): Promise<void> {
-      if (check()) return Promise.resolve();
-      return new Promise((resolve) => {
-        const stop = cluster.store.subscribe(() => {
-          if (!check()) return;
-          stop();
-          resolve();
-        });
-      });
-    }
+    /** `check` holds on the cluster's store (the garbage collector works in the background). */
+    const until = (check: () => boolean, what: string) =>
+      untilStore(cluster(), check, what, WAIT_MS - 10_000);
 
     test(
       "Background: namespaced dependents of a cluster-scoped owner are collected",
       async () => {
-        const owner = await cluster.store.create(owners, { metadata: { name: "bg" }, rules: [] });
-        await cluster.store.create(cm, owned(owner, "bg-dep"));
-        const res = await wireClient(cluster, "admin").delete(`${OWNERS}/bg`, {
+        const owner = await cluster().store.create(owners, { metadata: { name: "bg" }, rules: [] });
+        await cluster().store.create(cm, owned(owner, "bg-dep"));
+        const res = await wireClient(cluster(), "admin").delete(`${OWNERS}/bg`, {
           propagationPolicy: "Background",
         });
         expect(res.status).toBe(200);
@@ -63,8 +53,8 @@ for (const backend of BACKENDS)
           status: "Success",
           details: { name: "bg", kind: "clusterroles" },
         });
-        expect((await wireClient(cluster, "admin").get(`${OWNERS}/bg`)).status).toBe(404);
-        await until(() => !cluster.store.find(cm, "default", "bg-dep"));
+        expect((await wireClient(cluster(), "admin").get(`${OWNERS}/bg`)).status).toBe(404);
+        await until(() => !cluster().store.find(cm, "default", "bg-dep"), "bg-dep collected");
       },
       WAIT_MS,
     );
@@ -72,23 +62,26 @@ for (const backend of BACKENDS)
     test(
       "Foreground keeps the owner until its blocking dependents are gone",
       async () => {
-        const owner = await cluster.store.create(owners, { metadata: { name: "fg" }, rules: [] });
-        await cluster.store.create(cm, owned(owner, "fg-dep", { finalizers: ["example.com/hold"] }));
-        const res = await wireClient(cluster, "admin").delete(`${OWNERS}/fg`, {
+        const owner = await cluster().store.create(owners, { metadata: { name: "fg" }, rules: [] });
+        await cluster().store.create(cm, owned(owner, "fg-dep", { finalizers: ["example.com/hold"] }));
+        const res = await wireClient(cluster(), "admin").delete(`${OWNERS}/fg`, {
           propagationPolicy: "Foreground",
         });
         // 200 with the object marked for deletion (202 is only for the deprecated orphanDependents=false).
         expect(res.status).toBe(200);
         expect(res.body.metadata.finalizers).toEqual(["foregroundDeletion"]);
-        await until(() => !!cluster.store.find(cm, "default", "fg-dep")?.metadata.deletionTimestamp);
-        const held = cluster.store.get(owners, undefined, "fg");
+        await until(
+          () => !!cluster().store.find(cm, "default", "fg-dep")?.metadata.deletionTimestamp,
+          "fg-dep marked for deletion",
+        );
+        const held = cluster().store.get(owners, undefined, "fg");
         expect(held.metadata.deletionTimestamp).toBeDefined();
         expect(held.metadata.finalizers).toEqual(["foregroundDeletion"]);
-        await cluster.store.mutate(cm, "default", "fg-dep", (o) => ({
+        await cluster().store.mutate(cm, "default", "fg-dep", (o) => ({
           ...o,
           metadata: { ...o.metadata, finalizers: [] },
         }));
-        await until(() => !cluster.store.find(owners, undefined, "fg"));
+        await until(() => !cluster().store.find(owners, undefined, "fg"), "the owner fg gone");
       },
       WAIT_MS,
     );
@@ -96,24 +89,28 @@ for (const backend of BACKENDS)
     test(
       "Orphan (the batch/v1 default): dependents lose the ownerReference and stay",
       async () => {
-        const job = await cluster.store.create(resource("jobs"), {
+        const job = await cluster().store.create(resource("jobs"), {
           metadata: { name: "orphaner", namespace: "default" },
           spec: {
             suspend: true,
             template: { spec: { restartPolicy: "Never", containers: [{ name: "c", image: "i:1" }] } },
           },
         });
-        await cluster.store.create(cm, owned(job, "orphan-dep"));
-        const res = await wireClient(cluster, "admin").delete(
+        await cluster().store.create(cm, owned(job, "orphan-dep"));
+        const res = await wireClient(cluster(), "admin").delete(
           "/apis/batch/v1/namespaces/default/jobs/orphaner",
         );
         expect(res.status).toBe(200);
-        await until(() => !cluster.store.find(resource("jobs"), "default", "orphaner"));
+        await until(
+          () => !cluster().store.find(resource("jobs"), "default", "orphaner"),
+          "the Job orphaner gone",
+        );
         await until(
           () =>
-            (cluster.store.find(cm, "default", "orphan-dep")?.metadata.ownerReferences ?? []).length === 0,
+            (cluster().store.find(cm, "default", "orphan-dep")?.metadata.ownerReferences ?? []).length === 0,
+          "orphan-dep without ownerReferences",
         );
-        expect(cluster.store.find(cm, "default", "orphan-dep")).toBeDefined();
+        expect(cluster().store.find(cm, "default", "orphan-dep")).toBeDefined();
       },
       WAIT_MS,
     );

@@ -3,17 +3,13 @@
  * pods/log (the apiserver's checks, then the kubelet's log: tailLines, timestamps, follow). Containers
  * run a scripted runtime; the test writes their output and ends them.
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
+import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
 import type { RunFunction } from "./controllers/runtime.ts";
-import {
-  currentResourceVersion,
-  eventually,
-  STARTUP_MS,
-  type WireClient,
-  wireClient,
-} from "./http-client.ts";
+import { currentResourceVersion, type WireClient, wireClient } from "./http-client.ts";
 import { node } from "./nodes.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
+import { BACKENDS, CLUSTER_HOOK_MS } from "./testbed.ts";
 
 const CM = "/api/v1/namespaces/default/configmaps";
 const PODS = "/api/v1/namespaces/default/pods";
@@ -57,23 +53,24 @@ const parse = (line: string | undefined) => JSON.parse(line!) as { type: string;
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: TestCluster;
+    const cluster = useCluster(backend, {
+      nodes: [node("n1")],
+      runtime: () => runtime.run,
+      unpullableImages: [UNPULLABLE],
+    });
     let admin: WireClient;
     const runtime = scriptedRuntime();
     beforeAll(async () => {
-      cluster = await startTestCluster(backend, {
-        nodes: [node("n1")],
-        runtime: () => runtime.run,
-        unpullableImages: [UNPULLABLE],
-      });
-      admin = wireClient(cluster, "admin");
+      admin = wireClient(cluster(), "admin");
       // Pods need the namespace's default ServiceAccount (admission); the real one is made by a controller.
-      await eventually(
+      await until(
         () => admin.get("/api/v1/namespaces/default/serviceaccounts/default"),
-        (r) => r.status === 200,
+        "the default ServiceAccount",
+        {
+          accept: (r) => r.status === 200,
+        },
       );
-    }, STARTUP_MS);
-    afterAll(() => cluster.stop());
+    }, CLUSTER_HOOK_MS);
 
     describe("wire: watch", () => {
       test("events arrive as they happen, from the requested resourceVersion, as typed objects", async () => {
@@ -176,7 +173,7 @@ for (const backend of BACKENDS)
       // Fake only: the fake's store sends a bookmark on demand; the real apiserver's come on its own timer.
       if (backend === "fake")
         test("bookmarks when allowed (fake: store.bookmark())", async () => {
-          const fake = cluster.fake!;
+          const fake = cluster().fake!;
           const w = await admin.stream(
             `${CM}?watch=true&resourceVersion=${fake.store.resourceVersion}&allowWatchBookmarks=true&timeoutSeconds=1`,
           );
@@ -196,7 +193,7 @@ for (const backend of BACKENDS)
       // Fake only: etcd compaction cannot be triggered on the real control plane from here.
       if (backend === "fake")
         test("a compacted resourceVersion gets an ERROR event with 410 Expired (fake: store.compact())", async () => {
-          const fake = cluster.fake!;
+          const fake = cluster().fake!;
           const old = fake.store.resourceVersion;
           await admin.post(CM, { metadata: { name: "w2" } });
           fake.store.compact();
@@ -211,20 +208,12 @@ for (const backend of BACKENDS)
       // Fake only: it counts the fake store's open watches.
       if (backend === "fake")
         test("the server notices a client going away (fake: store.watchCount)", async () => {
-          const fake = cluster.fake!;
+          const fake = cluster().fake!;
           const base = fake.store.watchCount;
           const w = await admin.stream(`${CM}?watch=true&resourceVersion=${fake.store.resourceVersion}`);
           expect(fake.store.watchCount).toBe(base + 1);
-          const stopped = new Promise<void>((resolve) => {
-            const timer = setInterval(() => {
-              if (fake.store.watchCount === base) {
-                clearInterval(timer);
-                resolve();
-              }
-            }, 10);
-          });
           w.close();
-          await stopped;
+          await until(() => fake.store.watchCount === base, "the store's watch closed");
         });
     });
 
@@ -271,14 +260,13 @@ for (const backend of BACKENDS)
         "a container that cannot start: the kubelet's 400 names why",
         async () => {
           await pod("stuck", ["main"], UNPULLABLE);
-          await eventually(
-            () => admin.get(`${PODS}/stuck`),
-            (r) =>
+          await until(() => admin.get(`${PODS}/stuck`), "the stuck pod waiting on its image", {
+            ms: WAIT_MS - 10_000,
+            accept: (r) =>
               ["ErrImagePull", "ImagePullBackOff"].includes(
                 r.body.status?.containerStatuses?.[0]?.state?.waiting?.reason,
               ),
-            { tries: WAIT_MS / 50 },
-          );
+          });
           const waiting = await admin.get(`${PODS}/stuck/log`);
           expect(waiting.status).toBe(400);
           expect(waiting.body).toMatchObject({
@@ -295,10 +283,9 @@ for (const backend of BACKENDS)
           await pod("logger", ["main"]);
           const c = await runtime.started("logger/main");
           c.out("one\ntwo\nthree\n");
-          const all = await eventually(
-            () => admin.get(`${PODS}/logger/log`),
-            (r) => r.text === "one\ntwo\nthree\n",
-          );
+          const all = await until(() => admin.get(`${PODS}/logger/log`), "the three lines logged", {
+            accept: (r) => r.text === "one\ntwo\nthree\n",
+          });
           expect(all.status).toBe(200);
           expect(all.headers.get("content-type")).toBe("text/plain");
           expect(all.text).toBe("one\ntwo\nthree\n");
@@ -320,10 +307,9 @@ for (const backend of BACKENDS)
           );
           const a = await runtime.started("follower/a");
           a.out("before\n");
-          await eventually(
-            () => admin.get(`${PODS}/follower/log?container=a`),
-            (r) => r.text === "before\n",
-          );
+          await until(() => admin.get(`${PODS}/follower/log?container=a`), "the line before", {
+            accept: (r) => r.text === "before\n",
+          });
           const s = await admin.stream(`${PODS}/follower/log?container=a&follow=true`);
           expect(s.status).toBe(200);
           expect(await s.next()).toBe("before");

@@ -8,9 +8,11 @@
  *         from Kubernetes' own modules, our process kubelet (real/kubelet.ts), and a fault proxy in
  *         front of the apiserver (real/fault-proxy.ts) that keeps the same log and fault API.
  *
- * Suites run once per backend in BACKENDS (AICR_TEST_BACKENDS=fake,real; default both):
+ * Suites run once per backend in BACKENDS (AICR_TEST_BACKENDS=fake,real; default both), the cluster's
+ * lifecycle registered by test/support/cluster.ts:
  *
- *   for (const backend of BACKENDS) describe(`[${backend}] …`, () => { … startTestCluster(backend, …) … });
+ *   for (const backend of BACKENDS)
+ *     describe(`[${backend}] …`, () => { const cluster = useCluster(backend, …); … cluster().store … });
  *
  * `store` reads are synchronous on both (the real backend's is an informer-style mirror) and writes
  * return a promise on the real one: always `await` them. What only the fake has (its clock, its

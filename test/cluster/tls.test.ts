@@ -1,13 +1,22 @@
 /** HTTPS on both backends: the test CA verifies the server; client certificates of another CA are refused. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, readFileSync } from "node:fs";
+import { describe, expect, test } from "bun:test";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { STARTUP_MS, wireClient } from "./http-client.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "./testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { wireClient } from "./http-client.ts";
+import { BACKENDS } from "./testbed.ts";
 
 function rogueCert(): { cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), "rogue-"));
+  const dir = mkdtempSync(join(tmpdir(), "aicr-rogue-"));
+  try {
+    return rogueCertIn(dir);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function rogueCertIn(dir: string): { cert: string; key: string } {
   const res = Bun.spawnSync(
     [
       "openssl",
@@ -33,15 +42,11 @@ function rogueCert(): { cert: string; key: string } {
 
 for (const backend of BACKENDS)
   describe(`[${backend}] https`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await startTestCluster(backend, { https: true, controllers: false });
-    }, STARTUP_MS);
-    afterAll(() => cluster.stop());
+    const cluster = useCluster(backend, { https: true, controllers: false });
 
     test("the generated CA verifies the server; no client certificate means anonymous", async () => {
-      expect(cluster.url).toStartWith("https://");
-      const res = await fetch(`${cluster.url}/api/v1/namespaces`, { tls: { ca: cluster.caCert } });
+      expect(cluster().url).toStartWith("https://");
+      const res = await fetch(`${cluster().url}/api/v1/namespaces`, { tls: { ca: cluster().caCert } });
       expect(res.status).toBe(403);
       expect(((await res.json()) as { message: string }).message).toBe(
         'namespaces is forbidden: User "system:anonymous" cannot list resource "namespaces" in API group "" at the cluster scope',
@@ -49,7 +54,7 @@ for (const backend of BACKENDS)
     });
 
     test("a client certificate authenticates as its CN, with its O as groups", async () => {
-      const admin = wireClient(cluster, "admin", {}, { auth: "certificate" });
+      const admin = wireClient(cluster(), "admin", {}, { auth: "certificate" });
       const review = await admin.post("/apis/authentication.k8s.io/v1/selfsubjectreviews", {
         apiVersion: "authentication.k8s.io/v1",
         kind: "SelfSubjectReview",
@@ -62,8 +67,8 @@ for (const backend of BACKENDS)
 
     test("a client certificate signed by another CA is refused at the handshake", async () => {
       const rogue = rogueCert();
-      const outcome = await fetch(`${cluster.url}/api/v1/namespaces`, {
-        tls: { ca: cluster.caCert, ...rogue },
+      const outcome = await fetch(`${cluster().url}/api/v1/namespaces`, {
+        tls: { ca: cluster().caCert, ...rogue },
       }).then(
         (r) => `answered ${r.status}`,
         () => "refused",

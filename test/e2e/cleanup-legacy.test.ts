@@ -1,16 +1,16 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
-import { BACKENDS, type TestCluster as Cluster, startTestCluster } from "../cluster/testbed.ts";
+import { beforeEach, describe, expect, test } from "bun:test";
+import { BACKENDS } from "../cluster/testbed.ts";
 import {
   exists,
-  gone,
   RUN_ID,
-  SETUP_MS,
   seedClusterScoped,
   seedNamespace,
   seedRunScoped,
   TEST_MS,
+  untilGone,
   writesTo,
 } from "../legacy/_seed.ts";
+import { useCluster } from "../support/cluster.ts";
 import { AICR, aicr, baseEnv, ensureBuilt } from "./_aicr.ts";
 
 /**
@@ -69,23 +69,19 @@ interface Doc {
 
 for (const backend of BACKENDS)
   describe(`[${backend}] aicr cleanup-legacy (compiled binary)`, () => {
-    let cluster: Cluster;
+    const cluster = useCluster(backend, { per: "test", controllers: false });
     let env: Record<string, string>;
-    beforeEach(async () => {
-      cluster = await startTestCluster(backend, { controllers: false });
-      env = baseEnv({ KUBECONFIG: cluster.kubeconfigFor("admin") });
-    }, SETUP_MS);
-    afterEach(async () => {
-      await cluster?.stop();
-    }, SETUP_MS);
+    beforeEach(() => {
+      env = baseEnv({ KUBECONFIG: cluster().kubeconfigFor("admin") });
+    });
 
     test(
       "scripted: --all-namespaces --yes -o json deletes the legacy objects and prints the receipt (exit 0)",
       async () => {
-        await seedNamespace(cluster, "gpu-operator");
-        await seedNamespace(cluster, "team-b");
-        await seedClusterScoped(cluster, "gpu-operator");
-        await seedRunScoped(cluster, "gpu-operator");
+        await seedNamespace(cluster(), "gpu-operator");
+        await seedNamespace(cluster(), "team-b");
+        await seedClusterScoped(cluster(), "gpu-operator");
+        await seedRunScoped(cluster(), "gpu-operator");
         const r = await aicr(["cleanup-legacy", "--all-namespaces", "--yes", "-o", "json"], { env });
         expect(r.stderr).not.toContain("ERROR");
         expect(r.code).toBe(0);
@@ -99,10 +95,10 @@ for (const backend of BACKENDS)
           "team-b/aicr-snapshot",
         ]);
         for (const o of doc.objects) expect(o.uid).toMatch(/^[0-9a-f-]{36}$/);
-        expect(await gone(cluster, "jobs", "team-b", "aicr")).toBe(true);
-        expect(await gone(cluster, "clusterroles", undefined, "aicr-node-reader")).toBe(true);
-        expect(exists(cluster, "clusterroles", undefined, `aicr-node-reader-${RUN_ID}`)).toBe(true);
-        expect(exists(cluster, "configmaps", "gpu-operator", "aicr-snapshot")).toBe(true);
+        await untilGone(cluster(), "jobs", "team-b", "aicr");
+        await untilGone(cluster(), "clusterroles", undefined, "aicr-node-reader");
+        expect(exists(cluster(), "clusterroles", undefined, `aicr-node-reader-${RUN_ID}`)).toBe(true);
+        expect(exists(cluster(), "configmaps", "gpu-operator", "aicr-snapshot")).toBe(true);
       },
       TEST_MS,
     );
@@ -110,15 +106,15 @@ for (const backend of BACKENDS)
     test(
       "without a terminal and without --yes: exit 2, names --yes and --dry-run, no request at all",
       async () => {
-        await seedNamespace(cluster, "gpu-operator");
-        cluster.log.clear();
+        await seedNamespace(cluster(), "gpu-operator");
+        cluster().log.clear();
         const r = await aicr(["cleanup-legacy", "-n", "gpu-operator"], { env });
         expect(r.code).toBe(2);
         expect(r.stderr).toContain("--yes");
         expect(r.stderr).toContain("--dry-run");
         expect(r.stdout).toBe("");
-        expect(cluster.log.entries).toEqual([]);
-        expect(exists(cluster, "jobs", "gpu-operator", "aicr")).toBe(true);
+        expect(cluster().log.entries).toEqual([]);
+        expect(exists(cluster(), "jobs", "gpu-operator", "aicr")).toBe(true);
       },
       TEST_MS,
     );
@@ -126,10 +122,10 @@ for (const backend of BACKENDS)
     test(
       "--dry-run with repeated -n prints the plan for those namespaces only and changes nothing",
       async () => {
-        await seedNamespace(cluster, "a");
-        await seedNamespace(cluster, "b");
-        await seedNamespace(cluster, "c");
-        cluster.log.clear();
+        await seedNamespace(cluster(), "a");
+        await seedNamespace(cluster(), "b");
+        await seedNamespace(cluster(), "c");
+        cluster().log.clear();
         const r = await aicr(["cleanup-legacy", "-n", "a", "--namespace=b", "--dry-run", "-o", "json"], {
           env,
         });
@@ -139,7 +135,7 @@ for (const backend of BACKENDS)
         expect(doc.scope).toEqual({ allNamespaces: false, namespaces: ["a", "b"] });
         expect(new Set(doc.objects.map((o) => o.namespace))).toEqual(new Set(["a", "b"]));
         expect(doc.objects.filter((o) => o.outcome === "planned").length).toBe(12);
-        expect(writesTo(cluster)).toEqual([]);
+        expect(writesTo(cluster())).toEqual([]);
         expect(r.stderr).toContain("dry run: nothing was deleted");
       },
       TEST_MS,
@@ -148,8 +144,8 @@ for (const backend of BACKENDS)
     test(
       "a failed delete: the receipt still prints, exit 8",
       async () => {
-        await seedNamespace(cluster, "gpu-operator");
-        cluster.faults.add({
+        await seedNamespace(cluster(), "gpu-operator");
+        cluster().faults.add({
           method: "DELETE",
           path: "/api/v1/namespaces/gpu-operator/serviceaccounts/aicr",
           status: 500,
@@ -168,15 +164,15 @@ for (const backend of BACKENDS)
     test(
       "missing permissions: exit 4, every one listed, nothing deleted",
       async () => {
-        await seedNamespace(cluster, "gpu-operator");
-        cluster.addUser("viewer", []);
-        const viewerEnv = baseEnv({ KUBECONFIG: cluster.kubeconfigFor("viewer") });
+        await seedNamespace(cluster(), "gpu-operator");
+        cluster().addUser("viewer", []);
+        const viewerEnv = baseEnv({ KUBECONFIG: cluster().kubeconfigFor("viewer") });
         const r = await aicr(["cleanup-legacy", "-n", "gpu-operator", "--yes"], { env: viewerEnv });
         expect(r.code).toBe(4);
         expect(r.stderr).toContain("[UNAUTHORIZED] missing required permissions");
         expect(r.stderr).toContain('cannot "delete" jobs.batch "aicr" (namespace "gpu-operator")');
         expect(r.stderr).toContain('cannot "get" clusterroles.rbac.authorization.k8s.io "aicr-node-reader"');
-        expect(exists(cluster, "jobs", "gpu-operator", "aicr")).toBe(true);
+        expect(exists(cluster(), "jobs", "gpu-operator", "aicr")).toBe(true);
       },
       TEST_MS,
     );
@@ -184,14 +180,14 @@ for (const backend of BACKENDS)
     test(
       "bad input is refused before any request: -n with --all-namespaces, an invalid namespace",
       async () => {
-        cluster.log.clear();
+        cluster().log.clear();
         const both = await aicr(["cleanup-legacy", "-n", "a", "-A", "--dry-run"], { env });
         expect(both.code).toBe(2);
         expect(both.stderr).toContain("--all-namespaces");
         const bad = await aicr(["cleanup-legacy", "-n", "Not_A_Namespace", "--dry-run"], { env });
         expect(bad.code).toBe(2);
         expect(bad.stderr).toContain('invalid namespace "Not_A_Namespace"');
-        expect(cluster.log.entries).toEqual([]);
+        expect(cluster().log.entries).toEqual([]);
       },
       TEST_MS,
     );
@@ -199,18 +195,18 @@ for (const backend of BACKENDS)
     test.skipIf(!Bun.which("python3"))(
       "on a terminal: prints the plan, asks, and honours the answer",
       async () => {
-        await seedNamespace(cluster, "gpu-operator");
+        await seedNamespace(cluster(), "gpu-operator");
         const declined = await onTerminal("n", ["cleanup-legacy", "-n", "gpu-operator"], env);
         expect(declined).toContain("delete   Job gpu-operator/aicr: legacy Job, finished");
         expect(declined).toContain("Delete 6 object(s)? [y/N]");
         expect(declined).toContain("[CANCELED]");
         expect(declined).toContain("EXIT 9");
-        expect(exists(cluster, "jobs", "gpu-operator", "aicr")).toBe(true);
+        expect(exists(cluster(), "jobs", "gpu-operator", "aicr")).toBe(true);
 
         const accepted = await onTerminal("y", ["cleanup-legacy", "-n", "gpu-operator"], env);
         expect(accepted).toContain("deleted  Job gpu-operator/aicr");
         expect(accepted).toContain("EXIT 0");
-        expect(await gone(cluster, "jobs", "gpu-operator", "aicr")).toBe(true);
+        await untilGone(cluster(), "jobs", "gpu-operator", "aicr");
       },
       TEST_MS,
     );

@@ -3,7 +3,7 @@
  * in the log, and the exit status of each refusal.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { AICR, ensureBuilt } from "../e2e/_aicr.ts";
@@ -14,13 +14,20 @@ import { type Registry, startRegistry } from "../registry/registry.ts";
 const PASSWORD = "pw-grace-Secret-42";
 let reg: Registry;
 const archive = buildTestArchive({ tag: "v3" });
-const tar = writeArchive(archive);
+/** The archive, each run's HOME and a DOCKER_CONFIG; removed with the suite. */
+let work: string;
+let tar: string;
 
 beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), "aicr-push-command-"));
+  tar = writeArchive(archive, work);
   await ensureBuilt();
   reg = await startRegistry({ tls: true, htpasswd: { user: "grace", password: PASSWORD } });
 }, 60_000);
-afterAll(() => reg?.stop(), 30_000);
+afterAll(async () => {
+  await reg?.stop();
+  rmSync(work, { recursive: true, force: true });
+}, 30_000);
 
 async function run(args: string[], o: { stdin?: string; env?: Record<string, string> } = {}) {
   const proc = Bun.spawn([AICR, "image", "push", ...args], {
@@ -29,7 +36,7 @@ async function run(args: string[], o: { stdin?: string; env?: Record<string, str
     stderr: "pipe",
     env: {
       PATH: process.env.PATH ?? "/usr/bin:/bin",
-      HOME: mkdtempSync(join(tmpdir(), "aicr-home-")),
+      HOME: mkdtempSync(join(work, "home-")),
       NO_COLOR: "1",
       ...o.env,
     },
@@ -78,7 +85,7 @@ describe("aicr image push", () => {
   }, 60_000);
 
   test("credentials from $DOCKER_CONFIG", async () => {
-    const dir = mkdtempSync(join(tmpdir(), "aicr-docker-"));
+    const dir = mkdtempSync(join(work, "docker-"));
     const auth = Buffer.from(`grace:${PASSWORD}`).toString("base64");
     writeFileSync(join(dir, "config.json"), JSON.stringify({ auths: { [reg.host]: { auth } } }));
     const r = await run([tar, `${reg.host}/cmd/config:v9`, "--ca-file", reg.caFile], {

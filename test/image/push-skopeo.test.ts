@@ -48,7 +48,7 @@ async function skopeo(args: string[]): Promise<string> {
 describe("skopeo interop", () => {
   test("after skopeo copied the archive, our push of it uploads nothing", async () => {
     const archive = buildTestArchive({ tag: "v1" });
-    const path = writeArchive(archive);
+    const path = writeArchive(archive, home);
     await skopeo([
       "copy",
       "--all",

@@ -1,5 +1,7 @@
-import { describe, expect, test } from "bun:test";
-import { writeFileSync } from "node:fs";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { AicrError } from "../../src/core/errors.ts";
 import { readOciArchive } from "../../src/image/archive.ts";
 import { MEDIA } from "../../src/image/oci.ts";
@@ -169,9 +171,16 @@ describe("push plan", () => {
 });
 
 describe("push inputs are checked before any request", () => {
-  const archive = writeArchive(buildTestArchive());
+  let dir: string;
+  let archive: string;
+  let base: { archive: string; destination: string };
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "aicr-push-inputs-"));
+    archive = writeArchive(buildTestArchive(), dir);
+    base = { archive, destination: "registry.example.com/team/aicr:v1" };
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const stdin = (text: string) => async () => text;
-  const base = { archive, destination: "registry.example.com/team/aicr:v1" };
   const failing = async (flags: Parameters<typeof resolvePushInputs>[0]) => {
     try {
       await resolvePushInputs(flags, stdin("pw\n"));

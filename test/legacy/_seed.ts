@@ -16,10 +16,10 @@ import {
 } from "../../src/rbac/rules.ts";
 import { type KObject, resource } from "../cluster/store.ts";
 import type { TestCluster as Cluster } from "../cluster/testbed.ts";
+import { until, untilStore } from "../support/until.ts";
 
 export const RUN_ID = "20261129-101500-0123456789abcdef";
-/** Bounds that only stop a stuck test: starting a real control plane takes seconds on a loaded box. */
-export const SETUP_MS = 120_000;
+/** A bound that only stops a stuck test. */
 export const TEST_MS = 60_000;
 const RBAC = "rbac.authorization.k8s.io";
 
@@ -179,31 +179,15 @@ export function exists(cluster: Cluster, plural: string, ns: string | undefined,
 }
 
 /**
- * Whether the object is gone, once the store has caught up: aicr's delete was answered before it
- * returned, and the real backend's mirror learns of it from its watch a moment later (the fake's store
- * at once). False only if it is still there after a bound that no passing test comes near.
+ * The object is gone, once the store has caught up: aicr's delete was answered before it returned,
+ * and the real backend's mirror learns of it from its watch a moment later (the fake's store at once).
  */
-export function gone(
-  cluster: Cluster,
-  plural: string,
-  ns: string | undefined,
-  name: string,
-): Promise<boolean> {
-  const absent = () => !exists(cluster, plural, ns, name);
-  if (absent()) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const timer = setTimeout(() => {
-      stop();
-      resolve(false);
-    }, 30_000);
-    const stop = cluster.store.subscribe(() => {
-      if (!absent()) return;
-      stop();
-      clearTimeout(timer);
-      resolve(true);
-    });
-  });
-}
+export const untilGone = (cluster: Cluster, plural: string, ns: string | undefined, name: string) =>
+  untilStore(
+    cluster,
+    () => !exists(cluster, plural, ns, name),
+    `${plural} ${ns ? `${ns}/` : ""}${name} gone`,
+  );
 
 export function adminClient(cluster: Cluster): KubeClient {
   return KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
@@ -245,14 +229,11 @@ export async function untilGranted(
   cluster.addUser(SETUP_USER, ["system:masters"]);
   const client = KubeClient.connect({ kubeconfig: cluster.kubeconfigFor(SETUP_USER), env: {} });
   try {
-    for (const check of checks) {
-      const start = Date.now();
-      while (!(await client.review(check, subject)).allowed) {
-        if (Date.now() - start > 30_000)
-          throw new Error(`stuck waiting for ${subject.user} to be allowed ${JSON.stringify(check)}`);
-        await Bun.sleep(20);
-      }
-    }
+    for (const check of checks)
+      await until(
+        async () => (await client.review(check, subject)).allowed,
+        `${subject.user} to be allowed ${JSON.stringify(check)}`,
+      );
   } finally {
     client.close();
   }

@@ -1,25 +1,25 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { type CleanupOptions, cleanupLegacy, verdict } from "../../src/legacy/cleanup.ts";
 import { resource } from "../cluster/store.ts";
-import { BACKENDS, type TestCluster as Cluster, startTestCluster } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   adminClient,
   bindingObject,
   clusterRoleObject,
   entry,
   exists,
-  gone,
   namespace,
   never,
   options,
   outcomes,
   put,
   RUN_ID,
-  SETUP_MS,
   seedClusterScoped,
   seedNamespace,
   seedRunScoped,
   TEST_MS,
+  untilGone,
   writesTo,
 } from "./_seed.ts";
 
@@ -27,30 +27,24 @@ const NS = "gpu-operator";
 
 for (const backend of BACKENDS)
   describe(`[${backend}] cleanup-legacy against a cluster`, () => {
-    let cluster: Cluster;
-    beforeEach(async () => {
-      cluster = await startTestCluster(backend, { controllers: false });
-    }, SETUP_MS);
-    afterEach(async () => {
-      await cluster?.stop();
-    }, SETUP_MS);
+    const cluster = useCluster(backend, { per: "test", controllers: false });
     const run = (overrides: Partial<CleanupOptions> = {}) =>
-      cleanupLegacy(adminClient(cluster), options(overrides));
+      cleanupLegacy(adminClient(cluster()), options(overrides));
 
     test(
       "exactly the legacy objects go; every decoy stays, with its reason where it was seen",
       async () => {
-        await seedNamespace(cluster, NS);
-        await seedClusterScoped(cluster, NS);
-        await seedRunScoped(cluster, NS);
+        await seedNamespace(cluster(), NS);
+        await seedClusterScoped(cluster(), NS);
+        await seedRunScoped(cluster(), NS);
         // A same-named ClusterRole that grants one thing aicr never did.
-        await cluster.store.delete(resource("clusterroles"), undefined, "aicr-node-reader");
+        await cluster().store.delete(resource("clusterroles"), undefined, "aicr-node-reader");
         const widened = clusterRoleObject("aicr-node-reader");
         widened.rules.push({ apiGroups: [""], resources: ["secrets"], verbs: ["get"] });
-        await put(cluster, "clusterroles", widened);
+        await put(cluster(), "clusterroles", widened);
         // A foreign aicr ServiceAccount in a namespace not named with -n.
-        await namespace(cluster, "team-a");
-        await put(cluster, "serviceaccounts", { metadata: { name: "aicr", namespace: "team-a" } });
+        await namespace(cluster(), "team-a");
+        await put(cluster(), "serviceaccounts", { metadata: { name: "aicr", namespace: "team-a" } });
 
         const { receipt, stage } = await run();
         expect(stage).toBe("receipt");
@@ -70,21 +64,21 @@ for (const backend of BACKENDS)
         expect(entry(receipt, "ConfigMap", "aicr-snapshot", NS).reason).toContain("--include-configmaps");
         expect(verdict(receipt, never)).toBeUndefined();
 
-        expect(exists(cluster, "clusterroles", undefined, "aicr-node-reader")).toBe(true);
-        expect(exists(cluster, "configmaps", NS, "aicr-snapshot")).toBe(true);
-        expect(exists(cluster, "serviceaccounts", "team-a", "aicr")).toBe(true);
-        expect(exists(cluster, "clusterroles", undefined, `aicr-node-reader-${RUN_ID}`)).toBe(true);
-        expect(exists(cluster, "clusterrolebindings", undefined, `aicr-node-reader-${RUN_ID}`)).toBe(true);
-        expect(exists(cluster, "serviceaccounts", NS, `aicr-${RUN_ID}`)).toBe(true);
+        expect(exists(cluster(), "clusterroles", undefined, "aicr-node-reader")).toBe(true);
+        expect(exists(cluster(), "configmaps", NS, "aicr-snapshot")).toBe(true);
+        expect(exists(cluster(), "serviceaccounts", "team-a", "aicr")).toBe(true);
+        expect(exists(cluster(), "clusterroles", undefined, `aicr-node-reader-${RUN_ID}`)).toBe(true);
+        expect(exists(cluster(), "clusterrolebindings", undefined, `aicr-node-reader-${RUN_ID}`)).toBe(true);
+        expect(exists(cluster(), "serviceaccounts", NS, `aicr-${RUN_ID}`)).toBe(true);
         for (const [plural, name] of [
           ["jobs", "aicr"],
           ["serviceaccounts", "aicr"],
           ["roles", "aicr"],
           ["rolebindings", "aicr"],
         ]) {
-          expect(await gone(cluster, plural as string, NS, name as string)).toBe(true);
+          await untilGone(cluster(), plural as string, NS, name as string);
         }
-        expect(await gone(cluster, "clusterrolebindings", undefined, "aicr-node-reader")).toBe(true);
+        await untilGone(cluster(), "clusterrolebindings", undefined, "aicr-node-reader");
       },
       TEST_MS,
     );
@@ -92,11 +86,11 @@ for (const backend of BACKENDS)
     test(
       "every delete carries the planned uid and resourceVersion; Jobs go with Background propagation",
       async () => {
-        await seedNamespace(cluster, NS);
-        const job = cluster.store.get(resource("jobs"), NS, "aicr");
-        cluster.log.clear();
+        await seedNamespace(cluster(), NS);
+        const job = cluster().store.get(resource("jobs"), NS, "aicr");
+        cluster().log.clear();
         await run();
-        const deletes = cluster.log.entries.filter((e) => e.method === "DELETE");
+        const deletes = cluster().log.entries.filter((e) => e.method === "DELETE");
         expect(deletes.length).toBe(6);
         for (const d of deletes) {
           const body = d.body as { preconditions?: { uid?: string; resourceVersion?: string } };
@@ -115,9 +109,9 @@ for (const backend of BACKENDS)
     test(
       "a ClusterRoleBinding bound to a User stays, and keeps the ClusterRole it grants",
       async () => {
-        await put(cluster, "clusterroles", clusterRoleObject("aicr-node-reader"));
+        await put(cluster(), "clusterroles", clusterRoleObject("aicr-node-reader"));
         await put(
-          cluster,
+          cluster(),
           "clusterrolebindings",
           bindingObject("aicr-node-reader", { kind: "ClusterRole", name: "aicr-node-reader" }, [
             { kind: "User", name: "alice" },
@@ -126,7 +120,7 @@ for (const backend of BACKENDS)
         const { receipt } = await run();
         expect(entry(receipt, "ClusterRoleBinding", "aicr-node-reader").reason).toContain("User alice");
         expect(entry(receipt, "ClusterRole", "aicr-node-reader").reason).toContain("which is kept");
-        expect(writesTo(cluster)).toEqual([]);
+        expect(writesTo(cluster())).toEqual([]);
       },
       TEST_MS,
     );
@@ -134,8 +128,8 @@ for (const backend of BACKENDS)
     test(
       "an active legacy Job keeps itself and what it runs with; --force removes them",
       async () => {
-        await seedNamespace(cluster, NS, { activeJob: true });
-        await seedClusterScoped(cluster, NS);
+        await seedNamespace(cluster(), NS, { activeJob: true });
+        await seedClusterScoped(cluster(), NS);
         const first = await run({ includeConfigMaps: true });
         expect(outcomes(first.receipt)).toEqual([
           "kept Job gpu-operator/aicr",
@@ -155,7 +149,7 @@ for (const backend of BACKENDS)
 
         const forced = await run({ force: true });
         expect(forced.receipt.entries.map((e) => e.outcome)).toEqual(Array(6).fill("deleted"));
-        expect(await gone(cluster, "jobs", NS, "aicr")).toBe(true);
+        await untilGone(cluster(), "jobs", NS, "aicr");
       },
       TEST_MS,
     );
@@ -163,9 +157,9 @@ for (const backend of BACKENDS)
     test(
       "an active legacy Job outside the scope keeps the cluster-scoped pair bound to its account",
       async () => {
-        await seedNamespace(cluster, NS);
-        await seedNamespace(cluster, "elsewhere", { activeJob: true });
-        await seedClusterScoped(cluster, "elsewhere");
+        await seedNamespace(cluster(), NS);
+        await seedNamespace(cluster(), "elsewhere", { activeJob: true });
+        await seedClusterScoped(cluster(), "elsewhere");
         const { receipt } = await run();
         expect(entry(receipt, "ClusterRoleBinding", "aicr-node-reader").reason).toContain(
           "Job elsewhere/aicr",
@@ -174,7 +168,7 @@ for (const backend of BACKENDS)
         expect(entry(receipt, "ClusterRoleBinding", "aicr-validator").reason).toContain(
           "not in scope (elsewhere)",
         );
-        expect(exists(cluster, "jobs", "elsewhere", "aicr")).toBe(true);
+        expect(exists(cluster(), "jobs", "elsewhere", "aicr")).toBe(true);
       },
       TEST_MS,
     );
@@ -182,18 +176,18 @@ for (const backend of BACKENDS)
     test(
       "--all-namespaces finds the legacy names in every namespace, and nothing else",
       async () => {
-        await seedNamespace(cluster, "a");
-        await seedNamespace(cluster, "b");
-        await seedRunScoped(cluster, "b");
-        await put(cluster, "serviceaccounts", { metadata: { name: "aicr-other", namespace: "a" } });
+        await seedNamespace(cluster(), "a");
+        await seedNamespace(cluster(), "b");
+        await seedRunScoped(cluster(), "b");
+        await put(cluster(), "serviceaccounts", { metadata: { name: "aicr-other", namespace: "a" } });
         const { receipt } = await run({ scope: { allNamespaces: true } });
         const deleted = receipt.entries
           .filter((e) => e.outcome === "deleted")
           .map((e) => `${e.namespace}/${e.kind}/${e.name}`);
         expect(deleted.length).toBe(12);
         expect(new Set(receipt.entries.map((e) => e.namespace))).toEqual(new Set(["a", "b"]));
-        expect(exists(cluster, "serviceaccounts", "a", "aicr-other")).toBe(true);
-        expect(exists(cluster, "serviceaccounts", "b", `aicr-${RUN_ID}`)).toBe(true);
+        expect(exists(cluster(), "serviceaccounts", "a", "aicr-other")).toBe(true);
+        expect(exists(cluster(), "serviceaccounts", "b", `aicr-${RUN_ID}`)).toBe(true);
       },
       TEST_MS,
     );
@@ -201,7 +195,7 @@ for (const backend of BACKENDS)
     test(
       "nothing legacy in the cluster: an empty receipt and success",
       async () => {
-        await namespace(cluster, NS);
+        await namespace(cluster(), NS);
         const { receipt } = await run();
         expect(receipt.entries).toEqual([]);
         expect(verdict(receipt, never)).toBeUndefined();
@@ -212,13 +206,13 @@ for (const backend of BACKENDS)
     test(
       "a run-labelled object named exactly aicr is kept, saying why",
       async () => {
-        await namespace(cluster, NS);
-        await put(cluster, "serviceaccounts", {
+        await namespace(cluster(), NS);
+        await put(cluster(), "serviceaccounts", {
           metadata: { name: "aicr", namespace: NS, labels: { "aicr.run/run-id": RUN_ID } },
         });
         const { receipt } = await run({ force: true });
         expect(entry(receipt, "ServiceAccount", "aicr", NS).reason).toContain("aicr.run/run-id");
-        expect(exists(cluster, "serviceaccounts", NS, "aicr")).toBe(true);
+        expect(exists(cluster(), "serviceaccounts", NS, "aicr")).toBe(true);
       },
       TEST_MS,
     );

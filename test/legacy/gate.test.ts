@@ -1,7 +1,8 @@
-import { afterEach, beforeEach, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import type { AicrError } from "../../src/core/errors.ts";
 import { cleanupLegacy } from "../../src/legacy/cleanup.ts";
-import { BACKENDS, type TestCluster as Cluster, startTestCluster } from "../cluster/testbed.ts";
+import { BACKENDS, type TestCluster as Cluster } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   bindingObject,
   captureLog,
@@ -11,7 +12,6 @@ import {
   namespace,
   options,
   put,
-  SETUP_MS,
   seedClusterScoped,
   seedNamespace,
   TEST_MS,
@@ -63,23 +63,17 @@ async function grant(
 
 for (const backend of BACKENDS)
   describe(`[${backend}] the permission gate`, () => {
-    let cluster: Cluster;
-    beforeEach(async () => {
-      cluster = await startTestCluster(backend, { controllers: false });
-    }, SETUP_MS);
-    afterEach(async () => {
-      await cluster?.stop();
-    }, SETUP_MS);
+    const cluster = useCluster(backend, { per: "test", controllers: false });
 
     test(
       "runs first and reports every missing permission at once (UNAUTHORIZED); nothing is read or deleted",
       async () => {
-        await seedNamespace(cluster, NS);
-        await seedClusterScoped(cluster, NS);
-        cluster.addUser("reader", []);
-        await grant(cluster, "reader", ["get", "list"]);
-        cluster.log.clear();
-        const err = (await cleanupLegacy(clientFor(cluster, "reader"), options()).catch(
+        await seedNamespace(cluster(), NS);
+        await seedClusterScoped(cluster(), NS);
+        cluster().addUser("reader", []);
+        await grant(cluster(), "reader", ["get", "list"]);
+        cluster().log.clear();
+        const err = (await cleanupLegacy(clientFor(cluster(), "reader"), options()).catch(
           (e) => e,
         )) as AicrError;
         expect(err.code).toBe("UNAUTHORIZED");
@@ -89,8 +83,10 @@ for (const backend of BACKENDS)
         expect(err.message).toContain('cannot "delete" jobs.batch "aicr" (namespace "gpu-operator")');
         expect(err.message).not.toContain('cannot "get"');
         expect((err.context.missing as string[]).length).toBe(9);
-        expect(cluster.log.entries.every((e) => e.path.startsWith("/apis/authorization.k8s.io/"))).toBe(true);
-        expect(exists(cluster, "jobs", NS, "aicr")).toBe(true);
+        expect(cluster().log.entries.every((e) => e.path.startsWith("/apis/authorization.k8s.io/"))).toBe(
+          true,
+        );
+        expect(exists(cluster(), "jobs", NS, "aicr")).toBe(true);
       },
       TEST_MS,
     );
@@ -98,21 +94,23 @@ for (const backend of BACKENDS)
     test(
       "--dry-run needs only the reads; the missing deletes become warnings",
       async () => {
-        await seedNamespace(cluster, NS);
-        cluster.addUser("reader", []);
-        await grant(cluster, "reader", ["get", "list"]);
+        await seedNamespace(cluster(), NS);
+        cluster().addUser("reader", []);
+        await grant(cluster(), "reader", ["get", "list"]);
         const captured = captureLog();
         const { stage } = await cleanupLegacy(
-          clientFor(cluster, "reader"),
+          clientFor(cluster(), "reader"),
           options({ dryRun: true, log: captured.log }),
         );
         expect(stage).toBe("plan");
         expect(
           captured.lines.some((l) =>
-            l.includes('a real run would fail: the caller cannot "delete" jobs.batch "aicr"'),
+            l.includes(
+              'a real run would fail: the caller (your kubeconfig identity) cannot "delete" jobs.batch "aicr"',
+            ),
           ),
         ).toBe(true);
-        expect(writesTo(cluster)).toEqual([]);
+        expect(writesTo(cluster())).toEqual([]);
       },
       TEST_MS,
     );
@@ -120,9 +118,9 @@ for (const backend of BACKENDS)
     test(
       "without even the reads, a dry run is refused too, listing them",
       async () => {
-        cluster.addUser("nobody", []);
-        await namespace(cluster, NS);
-        const err = (await cleanupLegacy(clientFor(cluster, "nobody"), options({ dryRun: true })).catch(
+        cluster().addUser("nobody", []);
+        await namespace(cluster(), NS);
+        const err = (await cleanupLegacy(clientFor(cluster(), "nobody"), options({ dryRun: true })).catch(
           (e) => e,
         )) as AicrError;
         expect(err.code).toBe("UNAUTHORIZED");
@@ -135,14 +133,14 @@ for (const backend of BACKENDS)
     test(
       "a namespace-scoped grant is enough for -n, not for --all-namespaces",
       async () => {
-        await namespace(cluster, NS);
-        cluster.addUser("ops", []);
-        await grant(cluster, "ops", ["get", "list", "delete"], { ns: NS });
-        await grant(cluster, "ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
-        const ok = await cleanupLegacy(clientFor(cluster, "ops"), options());
+        await namespace(cluster(), NS);
+        cluster().addUser("ops", []);
+        await grant(cluster(), "ops", ["get", "list", "delete"], { ns: NS });
+        await grant(cluster(), "ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
+        const ok = await cleanupLegacy(clientFor(cluster(), "ops"), options());
         expect(ok.receipt.entries).toEqual([]);
         const err = (await cleanupLegacy(
-          clientFor(cluster, "ops"),
+          clientFor(cluster(), "ops"),
           options({ scope: { allNamespaces: true } }),
         ).catch((e) => e)) as AicrError;
         expect(err.code).toBe("UNAUTHORIZED");
@@ -154,20 +152,20 @@ for (const backend of BACKENDS)
     test(
       "a binding's namespace whose Jobs cannot be read keeps the binding (fails closed)",
       async () => {
-        await seedNamespace(cluster, NS);
-        await seedNamespace(cluster, "locked");
-        await seedClusterScoped(cluster, "locked");
-        cluster.addUser("ops", []);
+        await seedNamespace(cluster(), NS);
+        await seedNamespace(cluster(), "locked");
+        await seedClusterScoped(cluster(), "locked");
+        cluster().addUser("ops", []);
         // Everything in gpu-operator and the cluster-scoped names, but no reading of Jobs in "locked".
-        await grant(cluster, "ops", ["get", "list", "delete"], { ns: NS });
-        await grant(cluster, "ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
-        const { receipt } = await cleanupLegacy(clientFor(cluster, "ops"), options());
+        await grant(cluster(), "ops", ["get", "list", "delete"], { ns: NS });
+        await grant(cluster(), "ops", ["get", "delete"], { resources: CLUSTER_SCOPED });
+        const { receipt } = await cleanupLegacy(clientFor(cluster(), "ops"), options());
         const crb = receipt.entries.find(
           (e) => e.kind === "ClusterRoleBinding" && e.name === "aicr-node-reader",
         );
         expect(crb?.action).toBe("keep");
         expect(crb?.reason).toContain('namespace "locked" could not be read');
-        expect(exists(cluster, "clusterrolebindings", undefined, "aicr-node-reader")).toBe(true);
+        expect(exists(cluster(), "clusterrolebindings", undefined, "aicr-node-reader")).toBe(true);
       },
       TEST_MS,
     );

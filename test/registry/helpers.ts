@@ -3,7 +3,6 @@
  * read an image back from the registry (manifests by tag and digest, every blob re-hashed).
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createLogger } from "../../src/core/log.ts";
 import { readOciArchive } from "../../src/image/archive.ts";
@@ -16,8 +15,9 @@ import type { TestArchive } from "./archive.ts";
 /** Small enough that the big test layer goes up in several PATCHes. */
 export const TEST_CHUNK = 64 * 1024;
 
-export function writeArchive(a: TestArchive): string {
-  const path = join(mkdtempSync(join(tmpdir(), "aicr-push-archive-")), "image.tar");
+/** Writes the archive as `image.tar` in a fresh directory under `dir` (the caller's, removed by it); its path. */
+export function writeArchive(a: TestArchive, dir: string): string {
+  const path = join(mkdtempSync(join(dir, "archive-")), "image.tar");
   writeFileSync(path, a.bytes);
   return path;
 }

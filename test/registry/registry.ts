@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pki } from "../cluster/certs.ts";
+import { until } from "../support/until.ts";
 import {
   startTokenServer,
   TOKEN_ISSUER,
@@ -85,19 +86,17 @@ function config(dir: string, port: number, o: RegistryOptions, realm?: string, b
 }
 
 async function waitUntilUp(url: string, ca: string, proc: Bun.Subprocess, log: () => string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    if (proc.exitCode !== null) throw new Error(`docker-registry exited (${proc.exitCode}):\n${log()}`);
-    try {
-      const res = await fetch(`${url}/v2/`, { tls: { ca } });
+  const state = await until(
+    async () => {
+      if (proc.exitCode !== null) return "exited";
+      const res = await fetch(`${url}/v2/`, { tls: { ca } }); // throws until it listens
       await res.arrayBuffer();
-      if (res.status === 200 || res.status === 401) return;
-    } catch {
-      // not listening yet
-    }
-    await Bun.sleep(50);
-  }
-  throw new Error(`docker-registry did not answer ${url}/v2/ within 30 s:\n${log()}`);
+      return (res.status === 200 || res.status === 401) && "up";
+    },
+    () => `docker-registry to answer ${url}/v2/:\n${log()}`,
+    { everyMs: 50 },
+  );
+  if (state === "exited") throw new Error(`docker-registry exited (${proc.exitCode}):\n${log()}`);
 }
 
 export async function startRegistry(o: RegistryOptions = {}): Promise<Registry> {
@@ -106,6 +105,7 @@ export async function startRegistry(o: RegistryOptions = {}): Promise<Registry> 
   }
   const p = pki();
   const dir = mkdtempSync(join(tmpdir(), "aicr-registry-"));
+  writeFileSync(join(dir, "ca.crt"), p.caCert);
   const creds = o.htpasswd ?? o.token;
   if (o.htpasswd) {
     // cost 4: the registry checks the hash on every request; the default cost (10) takes ~70 ms each
@@ -133,13 +133,15 @@ export async function startRegistry(o: RegistryOptions = {}): Promise<Registry> 
     await waitUntilUp(url, p.caCert, proc, () => text);
   } catch (err) {
     proc.kill();
+    await proc.exited;
     tokenServer?.stop();
+    rmSync(dir, { recursive: true, force: true });
     throw err;
   }
   return {
     host: `127.0.0.1:${port}`,
     url,
-    caFile: p.caCertPath,
+    caFile: join(dir, "ca.crt"),
     caPem: p.caCert,
     user: creds?.user,
     password: creds?.password,

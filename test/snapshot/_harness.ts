@@ -1,8 +1,9 @@
 /**
  * Shared fixture for the controller-mode e2e tests: a cluster (either backend of testbed.ts) whose
  * kubelet runs the compiled binary as the agent, a spawner for `dist/aicr snapshot`, and store/request-log
- * readers. Every wait ends on a condition (store change, request log entry, fault hit); the bounds only
- * stop a stuck test. Store writes are awaited: on the real backend they resolve once the mirror has them.
+ * readers. Every wait ends on a condition (store change, request log entry, fault hit), through
+ * test/support/until.ts; the bounds only stop a stuck test. Store writes are awaited: on the real
+ * backend they resolve once the mirror has them.
  */
 import { join } from "node:path";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
@@ -14,6 +15,7 @@ import { resource } from "../cluster/resources.ts";
 import { type Backend, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
 import { AICR, baseEnv, ensureBuilt, ROOT } from "../e2e/_aicr.ts";
 import { checksFor, untilGranted } from "../legacy/_seed.ts";
+import { until, untilStore } from "../support/until.ts";
 
 export type Cluster = TestCluster;
 
@@ -123,57 +125,9 @@ export function runSnapshot(
   return spawnSnapshot(kubeconfig, args, env, cwd).done;
 }
 
-/**
- * Resolves once `cond` holds, re-checked on every store change (the real backend's store is a mirror
- * fed by watches: what the apiserver has done shows up there a moment later). `detail` says what was
- * still there when a stuck wait gives up.
- */
-export function untilStore<T>(
-  cluster: Cluster,
-  cond: () => T | undefined | false,
-  what: string,
-  detail?: () => unknown,
-): Promise<T> {
-  const first = cond();
-  if (first) return Promise.resolve(first);
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      stop();
-      reject(new Error(`stuck waiting for ${what}${detail ? `: ${JSON.stringify(detail())}` : ""}`));
-    }, STUCK_MS);
-    const stop = cluster.store.subscribe(() => {
-      const v = cond();
-      if (!v) return;
-      stop();
-      clearTimeout(timer);
-      resolve(v);
-    });
-  });
-}
-
 /** Resolves with the first request-log entry that matches (already logged or future). */
-export function untilRequest(
-  cluster: Cluster,
-  match: (e: LoggedRequest) => boolean,
-  what: string,
-): Promise<LoggedRequest> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  return Promise.race([
-    cluster.log.waitFor(match).finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`stuck waiting for ${what}`)), STUCK_MS);
-    }),
-  ]);
-}
-
-/** For conditions with no event source (a fault's hit counter): re-checked every 5 ms. */
-export async function untilTrue(cond: () => boolean, what: string): Promise<void> {
-  const start = Date.now();
-  while (!cond()) {
-    if (Date.now() - start > STUCK_MS) throw new Error(`stuck waiting for ${what}`);
-    await Bun.sleep(5);
-  }
-}
+export const untilRequest = (cluster: Cluster, match: (e: LoggedRequest) => boolean, what: string) =>
+  until(() => cluster.log.entries.find(match), what, STUCK_MS);
 
 const NAMESPACED = ["serviceaccounts", "roles", "rolebindings", "jobs", "configmaps"];
 const CLUSTER = ["clusterroles", "clusterrolebindings"];
@@ -201,26 +155,25 @@ export function runObjects(cluster: Cluster, namespace: string, runId?: string):
  * Every run object in `namespace` (and cluster-wide) is gone. aicr deleted them before it exited; the
  * store is waited on because the real backend's mirror learns of a delete from its watch, a moment later.
  */
-export function untilNoRunObjects(cluster: Cluster, namespace: string, runId?: string): Promise<true> {
-  return untilStore(
+export const untilNoRunObjects = (cluster: Cluster, namespace: string, runId?: string) =>
+  untilStore(
     cluster,
-    () => runObjects(cluster, namespace, runId).length === 0 || undefined,
-    `no run objects in ${namespace}`,
-    () => runObjects(cluster, namespace, runId),
+    () => runObjects(cluster, namespace, runId).length === 0,
+    () => `no run objects in ${namespace}; left: ${runObjects(cluster, namespace, runId).join(", ")}`,
+    STUCK_MS,
   );
-}
 
 /** The run's pods are removed by the garbage collector after the Job: waits until none is left. */
-export function untilNoRunPods(cluster: Cluster, namespace: string): Promise<true> {
-  return untilStore(
+export const untilNoRunPods = (cluster: Cluster, namespace: string) =>
+  untilStore(
     cluster,
     () =>
       cluster.store
         .list(resource("pods"), { namespace })
-        .items.every((p) => p.metadata.labels?.["aicr.run/run-id"] === undefined) || undefined,
+        .items.every((p) => p.metadata.labels?.["aicr.run/run-id"] === undefined),
     `no run pods left in ${namespace}`,
+    STUCK_MS,
   );
-}
 
 /** Mutating requests other than access reviews and server-side dry runs. */
 export function writes(cluster: Cluster, since = 0): LoggedRequest[] {

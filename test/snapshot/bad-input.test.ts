@@ -1,7 +1,8 @@
 /** Every bad value is refused with exit 2, naming the flag, before the first request reaches the cluster. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { BACKENDS } from "../cluster/testbed.ts";
-import { AGENT_IMAGE, type Cluster, runSnapshot, SETUP_MS, snapshotCluster, TEST_MS } from "./_harness.ts";
+import { useCluster } from "../support/cluster.ts";
+import { AGENT_IMAGE, runSnapshot, snapshotCluster, TEST_MS } from "./_harness.ts";
 
 const NS = "bad-input";
 
@@ -54,21 +55,17 @@ const CASES: [string, string[], string][] = [
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: Cluster;
+    const cluster = useCluster(backend, { start: snapshotCluster });
     let admin: string;
-    beforeAll(async () => {
-      cluster = await snapshotCluster(backend);
-      admin = cluster.kubeconfigFor("admin");
-    }, SETUP_MS);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, SETUP_MS);
+    beforeAll(() => {
+      admin = cluster().kubeconfigFor("admin");
+    });
 
     for (const [what, args, names] of CASES) {
       test(
         `${what}: exit 2, the flag named, no request at all`,
         async () => {
-          const before = cluster.log.entries.length;
+          const before = cluster().log.entries.length;
           const r = await runSnapshot(admin, [
             ...(args.includes("-n") ? [] : ["-n", NS]),
             ...(args.includes("--image") ? [] : ["--image", AGENT_IMAGE]),
@@ -78,7 +75,11 @@ for (const backend of BACKENDS)
           expect(r.stderr).toContain("[INVALID_REQUEST]");
           expect(r.stderr).toContain(names);
           expect(r.stdout).toBe("");
-          expect(cluster.log.entries.slice(before).map((e) => `${e.method} ${e.path}`)).toEqual([]);
+          expect(
+            cluster()
+              .log.entries.slice(before)
+              .map((e) => `${e.method} ${e.path}`),
+          ).toEqual([]);
         },
         TEST_MS,
       );
@@ -87,7 +88,7 @@ for (const backend of BACKENDS)
     test(
       "bad values in the environment fallbacks are refused the same way",
       async () => {
-        const before = cluster.log.entries.length;
+        const before = cluster().log.entries.length;
         for (const [env, value] of [
           ["AICR_OS", "plan9"],
           ["AICR_REQUESTS", "cpu=="],
@@ -97,9 +98,9 @@ for (const backend of BACKENDS)
           const r = await runSnapshot(admin, ["-n", NS, "--image", AGENT_IMAGE], { [env]: value });
           expect(r.code, `${env}=${value}\n${r.stderr}`).toBe(2);
         }
-        expect(cluster.log.entries.length).toBe(before);
+        expect(cluster().log.entries.length).toBe(before);
         // Nothing in this file ever reached the cluster with a write.
-        expect(cluster.log.noMutatingRequest()).toBe(true);
+        expect(cluster().log.noMutatingRequest()).toBe(true);
       },
       TEST_MS,
     );
@@ -117,7 +118,7 @@ for (const backend of BACKENDS)
           "--no-cleanup",
         ]);
         expect(r.code, r.stderr).toBe(0);
-        const job = cluster.log.entries.find(
+        const job = cluster().log.entries.find(
           (e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`,
         );
         expect(JSON.stringify(job?.body)).not.toContain('"privileged":true');

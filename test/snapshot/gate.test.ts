@@ -1,19 +1,18 @@
 /** The permission gate of the compiled binary: every refusal is reported at once, before anything is written. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   AGENT_IMAGE,
-  type Cluster,
   existingServiceAccount,
   freshNamespace,
   lastSeq,
   runObjects,
   runSnapshot,
-  SETUP_MS,
   snapshotCluster,
   TEST_MS,
   untilNoRunObjects,
@@ -50,23 +49,19 @@ function missingLines(stderr: string): string[] {
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: Cluster;
+    const cluster = useCluster(backend, { start: snapshotCluster });
     let admin: string;
-    beforeAll(async () => {
-      cluster = await snapshotCluster(backend);
-      admin = cluster.kubeconfigFor("admin");
-    }, SETUP_MS);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, SETUP_MS);
+    beforeAll(() => {
+      admin = cluster().kubeconfigFor("admin");
+    });
 
     test(
       "a caller who may not read ServiceAccounts: exit 4, every base permission listed, nothing written",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-none");
-        cluster.addUser("nobody", []);
-        const since = lastSeq(cluster);
-        const r = await runSnapshot(cluster.kubeconfigFor("nobody"), ["-n", ns, ...img]);
+        const ns = await freshNamespace(cluster(), "gate-none");
+        cluster().addUser("nobody", []);
+        const since = lastSeq(cluster());
+        const r = await runSnapshot(cluster().kubeconfigFor("nobody"), ["-n", ns, ...img]);
         expect(r.code, r.stderr).toBe(4);
         expect(r.stderr).toContain("[UNAUTHORIZED]");
         const lines = missingLines(r.stderr);
@@ -81,7 +76,7 @@ for (const backend of BACKENDS)
         );
         expect(lines.length).toBe(13);
         expect(r.stderr).toContain("remaining, mode-specific permissions were not evaluated");
-        expect(writes(cluster, since)).toEqual([]);
+        expect(writes(cluster(), since)).toEqual([]);
       },
       TEST_MS,
     );
@@ -89,9 +84,9 @@ for (const backend of BACKENDS)
     test(
       "prefix mode without RBAC rights: one line per missing create/delete on the five kinds, exit 4, nothing written",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-norbac");
-        const kc = await userWith(cluster, "base-only", ns, BASE_RULES);
-        const since = lastSeq(cluster);
+        const ns = await freshNamespace(cluster(), "gate-norbac");
+        const kc = await userWith(cluster(), "base-only", ns, BASE_RULES);
+        const since = lastSeq(cluster());
         const r = await runSnapshot(kc, ["-n", ns, ...img]);
         expect(r.code, r.stderr).toBe(4);
         const lines = missingLines(r.stderr);
@@ -106,14 +101,14 @@ for (const backend of BACKENDS)
             `the caller (your kubeconfig identity) cannot "${verb}" rolebindings.${RBAC} (namespace "${ns}")`,
           );
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" clusterroles.${RBAC} (cluster-scoped)`,
+            `the caller (your kubeconfig identity) cannot "${verb}" clusterroles.${RBAC} (cluster-wide)`,
           );
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" clusterrolebindings.${RBAC} (cluster-scoped)`,
+            `the caller (your kubeconfig identity) cannot "${verb}" clusterrolebindings.${RBAC} (cluster-wide)`,
           );
         }
         expect(r.stderr).toContain("--service-account-name <existing>");
-        expect(writes(cluster, since)).toEqual([]);
+        expect(writes(cluster(), since)).toEqual([]);
       },
       TEST_MS,
     );
@@ -121,10 +116,10 @@ for (const backend of BACKENDS)
     test(
       "escalation predicted: a caller who may create ClusterRoles but does not hold nodes get/list is refused up front",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-escalate");
+        const ns = await freshNamespace(cluster(), "gate-escalate");
         // Everything the run needs in the namespace (the Role's rules included), RBAC create/delete, but no nodes.
         const kc = await userWith(
-          cluster,
+          cluster(),
           "rbac-writer",
           ns,
           [
@@ -134,18 +129,18 @@ for (const backend of BACKENDS)
           ],
           CLUSTER_RBAC_RULES,
         );
-        const since = lastSeq(cluster);
+        const since = lastSeq(cluster());
         const r = await runSnapshot(kc, ["-n", ns, ...img]);
         expect(r.code, r.stderr).toBe(4);
         const lines = missingLines(r.stderr);
         for (const verb of ["get", "list"])
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot grant "${verb}" nodes (cluster-scoped): creating the run's ClusterRole would be refused as privilege escalation`,
+            `the caller (your kubeconfig identity) cannot "${verb}" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
           );
         expect(lines.some((l) => l.includes("the run's Role would be refused"))).toBe(false);
         expect(lines.some((l) => l.includes('cannot "create"'))).toBe(false);
-        expect(writes(cluster, since)).toEqual([]);
-        expect(runObjects(cluster, ns)).toEqual([]);
+        expect(writes(cluster(), since)).toEqual([]);
+        expect(runObjects(cluster(), ns)).toEqual([]);
       },
       TEST_MS,
     );
@@ -153,19 +148,19 @@ for (const backend of BACKENDS)
     test(
       "admission predicted: a restricted namespace rejects the privileged agent pod before anything is created",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-restricted", {
+        const ns = await freshNamespace(cluster(), "gate-restricted", {
           "pod-security.kubernetes.io/enforce": "restricted",
         });
-        const since = lastSeq(cluster);
+        const since = lastSeq(cluster());
         const r = await runSnapshot(admin, ["-n", ns, ...img]);
         expect(r.code, r.stderr).toBe(4);
         const lines = missingLines(r.stderr);
         expect(lines.length).toBe(1);
         expect(lines[0]).toContain(`the agent pod would be rejected by admission in namespace "${ns}"`);
         expect(lines[0]).toContain("restricted");
-        const dryRuns = cluster.log.entries.filter((e) => e.seq > since && e.query.dryRun === "All");
+        const dryRuns = cluster().log.entries.filter((e) => e.seq > since && e.query.dryRun === "All");
         expect(dryRuns.map((e) => `${e.method} ${e.path}`)).toEqual([`POST /api/v1/namespaces/${ns}/pods`]);
-        expect(writes(cluster, since)).toEqual([]);
+        expect(writes(cluster(), since)).toEqual([]);
       },
       TEST_MS,
     );
@@ -173,13 +168,13 @@ for (const backend of BACKENDS)
     test(
       "admission predicted: the same restricted namespace admits the agent with --privileged=false",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-unprivileged", {
+        const ns = await freshNamespace(cluster(), "gate-unprivileged", {
           "pod-security.kubernetes.io/enforce": "restricted",
         });
         const r = await runSnapshot(admin, ["-n", ns, ...img, "--privileged=false"]);
         expect(r.code, r.stderr).toBe(0);
         expect(parseSnapshot(r.stdout, "stdout").metadata["source-node"]).toBe("gpu-node-1");
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -198,19 +193,19 @@ for (const backend of BACKENDS)
     test(
       "exact mode: an existing ServiceAccount lacking the agent's rules gets one line per rule, exit 4, nothing written",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-sa");
-        await existingServiceAccount(cluster, ns, "bare");
-        const since = lastSeq(cluster);
+        const ns = await freshNamespace(cluster(), "gate-sa");
+        await existingServiceAccount(cluster(), ns, "bare");
+        const since = lastSeq(cluster());
         const r = await runSnapshot(admin, ["-n", ns, ...img, "--service-account-name", "bare"]);
         expect(r.code, r.stderr).toBe(4);
         const lines = missingLines(r.stderr);
         const who = `agent ServiceAccount "system:serviceaccount:${ns}:bare" cannot`;
         expect(lines).toContain(`${who} "create" configmaps (namespace "${ns}")`);
-        expect(lines).toContain(`${who} "get" nodes (cluster-scoped)`);
-        expect(lines).toContain(`${who} "list" clusterpolicies.nvidia.com (cluster-scoped)`);
+        expect(lines).toContain(`${who} "get" nodes (cluster-wide)`);
+        expect(lines).toContain(`${who} "list" clusterpolicies.nvidia.com (cluster-wide)`);
         expect(lines.every((l) => l.startsWith(who))).toBe(true);
         expect(r.stderr).toContain(`aicr render-rbac bare --namespace ${ns}`);
-        expect(writes(cluster, since)).toEqual([]);
+        expect(writes(cluster(), since)).toEqual([]);
       },
       TEST_MS,
     );
@@ -218,10 +213,10 @@ for (const backend of BACKENDS)
     test(
       "exact mode when SubjectAccessReview is forbidden: one WARN with the remedy, then the run goes on",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-nosar");
-        await existingServiceAccount(cluster, ns, "wi", "cluster-admin");
+        const ns = await freshNamespace(cluster(), "gate-nosar");
+        await existingServiceAccount(cluster(), ns, "wi", "cluster-admin");
         const kc = await userWith(
-          cluster,
+          cluster(),
           "no-sar",
           ns,
           [{ apiGroups: ["", "batch"], resources: ["*"], verbs: ["*"] }],
@@ -235,7 +230,7 @@ for (const backend of BACKENDS)
         expect(warns.length).toBe(1);
         expect(r.stderr).toContain("subjectaccessreviews.authorization.k8s.io");
         expect(parseSnapshot(r.stdout, "stdout").metadata["run-id"]).toBeDefined();
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -271,11 +266,11 @@ for (const backend of BACKENDS)
     test(
       "a caller allowed everything cluster-wide is settled by one wildcard review, not one per permission",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-admin");
-        const since = lastSeq(cluster);
+        const ns = await freshNamespace(cluster(), "gate-admin");
+        const since = lastSeq(cluster());
         const r = await runSnapshot(admin, ["-n", ns, ...img]);
         expect(r.code, r.stderr).toBe(0);
-        const reviews = cluster.log.entries.filter(
+        const reviews = cluster().log.entries.filter(
           (e) => e.seq > since && e.user === "admin" && e.path.endsWith("/selfsubjectaccessreviews"),
         );
         const asked = reviews.map(
@@ -291,9 +286,9 @@ for (const backend of BACKENDS)
     test(
       "a caller who may not create pods: admission is not predicted, said so, and the run goes on",
       async () => {
-        const ns = await freshNamespace(cluster, "gate-nopods");
+        const ns = await freshNamespace(cluster(), "gate-nopods");
         const kc = await userWith(
-          cluster,
+          cluster(),
           "no-pod-create",
           ns,
           [
@@ -316,7 +311,7 @@ for (const backend of BACKENDS)
         expect(r.code, r.stderr).toBe(0);
         expect(r.stderr).toContain("admission was not predicted: the caller may not create pods");
         expect(parseSnapshot(r.stdout, "stdout").metadata["source-node"]).toBe("gpu-node-1");
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );

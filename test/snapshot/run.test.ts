@@ -1,47 +1,43 @@
 /** The compiled binary in remote mode (from a jump host) against a cluster: what a successful run delivers and leaves. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { resource } from "../cluster/resources.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { untilStore } from "../support/until.ts";
 import {
   AGENT_IMAGE,
-  type Cluster,
   existingServiceAccount,
   freshNamespace,
   lastSeq,
   runIdOf,
   runObjects,
   runSnapshot,
-  SETUP_MS,
+  STUCK_MS,
   snapshotCluster,
   TEST_MS,
   untilNoRunObjects,
   untilNoRunPods,
-  untilStore,
   writes,
 } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: Cluster;
+    const cluster = useCluster(backend, { start: snapshotCluster });
     let admin: string;
-    beforeAll(async () => {
-      cluster = await snapshotCluster(backend);
-      admin = cluster.kubeconfigFor("admin");
-    }, SETUP_MS);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, SETUP_MS);
+    beforeAll(() => {
+      admin = cluster().kubeconfigFor("admin");
+    });
 
     const img = ["--image", AGENT_IMAGE];
 
     test(
       "default run: the agent's snapshot on stdout, progress on stderr, zero run objects left",
       async () => {
-        const ns = await freshNamespace(cluster, "default-run");
+        const ns = await freshNamespace(cluster(), "default-run");
         const r = await runSnapshot(admin, ["-n", ns, ...img]);
         expect(r.code, r.stderr).toBe(0);
         const runId = runIdOf(r.stderr);
@@ -60,10 +56,10 @@ for (const backend of BACKENDS)
           expect(r.stderr).toContain(phase);
         expect(r.stderr).toContain("auto-targeting GPU nodes");
         expect(r.stderr).toMatch(/\[agent\] .*snapshot written/);
-        await untilNoRunObjects(cluster, ns);
-        await untilNoRunPods(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
+        await untilNoRunPods(cluster(), ns);
         // Cleanup is UID-pinned: every delete of a run object carried a precondition.
-        const deletes = writes(cluster).filter((e) => e.method === "DELETE" && e.path.includes(runId));
+        const deletes = writes(cluster()).filter((e) => e.method === "DELETE" && e.path.includes(runId));
         expect(deletes.length).toBe(7);
         for (const d of deletes) expect(JSON.stringify(d.body)).toContain('"uid"');
       },
@@ -73,20 +69,20 @@ for (const backend of BACKENDS)
     test(
       "--timeout 1m: the agent Job's activeDeadlineSeconds is the timeout plus a minute (default 5m: 360)",
       async () => {
-        const ns = await freshNamespace(cluster, "deadline");
-        const since = lastSeq(cluster);
+        const ns = await freshNamespace(cluster(), "deadline");
+        const since = lastSeq(cluster());
         const deadlines = (from: number) =>
-          writes(cluster, from)
+          writes(cluster(), from)
             .filter((e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`)
             .map((e) => (e.body as { spec: { activeDeadlineSeconds: number } }).spec.activeDeadlineSeconds);
         const short = await runSnapshot(admin, ["-n", ns, ...img, "--timeout", "1m"]);
         expect(short.code, short.stderr).toBe(0);
         expect(deadlines(since)).toEqual([120]);
-        const middle = lastSeq(cluster);
+        const middle = lastSeq(cluster());
         const byDefault = await runSnapshot(admin, ["-n", ns, ...img]);
         expect(byDefault.code, byDefault.stderr).toBe(0);
         expect(deadlines(middle)).toEqual([360]);
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -94,11 +90,11 @@ for (const backend of BACKENDS)
     test(
       "-n<namespace> with the value attached, as kubectl reads it, runs in that namespace",
       async () => {
-        const ns = await freshNamespace(cluster, "attached");
+        const ns = await freshNamespace(cluster(), "attached");
         const r = await runSnapshot(admin, [`-n${ns}`, ...img]);
         expect(r.code, r.stderr).toBe(0);
         expect(r.stderr).toContain(`deployed Job ${ns}/`);
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -106,7 +102,7 @@ for (const backend of BACKENDS)
     test(
       "-t json re-encodes; -o <file> writes the file and keeps stdout empty",
       async () => {
-        const ns = await freshNamespace(cluster, "formats");
+        const ns = await freshNamespace(cluster(), "formats");
         const json = await runSnapshot(admin, ["-n", ns, ...img, "-t", "json"]);
         expect(json.code, json.stderr).toBe(0);
         expect(JSON.parse(json.stdout).metadata["run-id"]).toBe(runIdOf(json.stderr));
@@ -120,7 +116,7 @@ for (const backend of BACKENDS)
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -128,19 +124,19 @@ for (const backend of BACKENDS)
     test(
       "--no-cleanup keeps exactly the seven run objects and lists each; reusing its run ID is refused before any write",
       async () => {
-        const ns = await freshNamespace(cluster, "keep");
+        const ns = await freshNamespace(cluster(), "keep");
         const r = await runSnapshot(admin, ["-n", ns, ...img, "--no-cleanup"]);
         expect(r.code, r.stderr).toBe(0);
         const runId = runIdOf(r.stderr);
         // Created before the run ended; the real backend's mirror may still be catching up with the last.
         const left = await untilStore(
-          cluster,
+          cluster(),
           () => {
-            const objects = runObjects(cluster, ns, runId);
+            const objects = runObjects(cluster(), ns, runId);
             return objects.length >= 7 && objects;
           },
-          "the seven kept run objects",
-          () => runObjects(cluster, ns, runId),
+          () => `the seven kept run objects; so far: ${runObjects(cluster(), ns, runId).join(", ")}`,
+          STUCK_MS,
         );
         expect(left.map((k) => k.split("/")[0])).toEqual([
           "ClusterRole",
@@ -153,12 +149,13 @@ for (const backend of BACKENDS)
         ]);
         // stdout is the agent's YAML byte for byte.
         const staging = (await untilStore(
-          cluster,
+          cluster(),
           () => {
-            const cm = cluster.store.find(resource("configmaps"), ns, `aicr-agent-snapshot-${runId}`);
+            const cm = cluster().store.find(resource("configmaps"), ns, `aicr-agent-snapshot-${runId}`);
             return cm?.data?.["snapshot.yaml"] !== undefined && cm;
           },
           "the staging ConfigMap with the agent's result",
+          STUCK_MS,
         )) as { data?: Record<string, string> };
         expect(r.stdout).toBe(staging.data?.["snapshot.yaml"] ?? "");
         const listed = r.stderr.split("\n").filter((l) => l.includes("kept (--no-cleanup)"));
@@ -168,14 +165,14 @@ for (const backend of BACKENDS)
         }
         expect(listed.length).toBe(7);
         // The same run ID again while those stand: refused before anything is written.
-        const since = lastSeq(cluster);
+        const since = lastSeq(cluster());
         const again = await runSnapshot(admin, ["-n", ns, ...img, "--run-id", runId]);
         expect(again.code, again.stderr).toBe(2);
         expect(again.stderr).toContain(`[CONFLICT] run ID ${runId} is already in use`);
-        expect(writes(cluster, since)).toEqual([]);
+        expect(writes(cluster(), since)).toEqual([]);
         // Remove them (the anchor ClusterRole collects the rest) so later tests start from nothing.
-        await cluster.store.delete(resource("clusterroles"), undefined, `aicr-node-reader-${runId}`, {});
-        await untilNoRunObjects(cluster, ns);
+        await cluster().store.delete(resource("clusterroles"), undefined, `aicr-node-reader-${runId}`, {});
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -183,26 +180,27 @@ for (const backend of BACKENDS)
     test(
       "cm:// output: written by the agent, kept after the run, and no staging ConfigMap is ever created",
       async () => {
-        const ns = await freshNamespace(cluster, "cmout");
+        const ns = await freshNamespace(cluster(), "cmout");
         const r = await runSnapshot(admin, ["-n", ns, ...img, "-o", `cm://${ns}/my-snapshot`]);
         expect(r.code, r.stderr).toBe(0);
         expect(r.stdout).toBe("");
         expect(r.stderr).toContain(`cm://${ns}/my-snapshot`);
         const cm = (await untilStore(
-          cluster,
-          () => cluster.store.find(resource("configmaps"), ns, "my-snapshot"),
+          cluster(),
+          () => cluster().store.find(resource("configmaps"), ns, "my-snapshot"),
           `configmap ${ns}/my-snapshot`,
+          STUCK_MS,
         )) as { data?: Record<string, string> };
         const yaml = Object.values(cm.data ?? {}).find((v) => v.includes("kind: Snapshot")) ?? "";
         expect(parseSnapshot(yaml, "cm").metadata["run-id"]).toBe(runIdOf(r.stderr));
-        const stagingCreates = writes(cluster).filter(
+        const stagingCreates = writes(cluster()).filter(
           (e) =>
             e.method === "POST" &&
             e.path === `/api/v1/namespaces/${ns}/configmaps` &&
             JSON.stringify(e.body).includes("aicr-agent-snapshot-"),
         );
         expect(stagingCreates).toEqual([]);
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -210,13 +208,15 @@ for (const backend of BACKENDS)
     test(
       "exact ServiceAccount mode: runs as the existing ServiceAccount and creates no RBAC",
       async () => {
-        const ns = await freshNamespace(cluster, "exact");
-        await existingServiceAccount(cluster, ns, "irsa", "cluster-admin");
-        const before = cluster.log.entries.length;
+        const ns = await freshNamespace(cluster(), "exact");
+        await existingServiceAccount(cluster(), ns, "irsa", "cluster-admin");
+        const before = cluster().log.entries.length;
         const r = await runSnapshot(admin, ["-n", ns, ...img, "--service-account-name", "irsa"]);
         expect(r.code, r.stderr).toBe(0);
         expect(parseSnapshot(r.stdout, "stdout").metadata["run-id"]).toBe(runIdOf(r.stderr));
-        const mine = cluster.log.entries.slice(before).filter((e) => e.user === "admin");
+        const mine = cluster()
+          .log.entries.slice(before)
+          .filter((e) => e.user === "admin");
         const rbacWrites = mine.filter(
           (e) =>
             e.method !== "GET" &&
@@ -227,12 +227,12 @@ for (const backend of BACKENDS)
         const sars = mine.filter((e) => e.path.endsWith("/subjectaccessreviews"));
         expect(sars.length).toBeGreaterThan(0);
         expect(JSON.stringify(sars[0]?.body)).toContain(`system:serviceaccount:${ns}:irsa`);
-        const job = writes(cluster).find(
+        const job = writes(cluster()).find(
           (e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`,
         );
         expect(JSON.stringify(job?.body)).toContain('"serviceAccountName":"irsa"');
-        await untilNoRunObjects(cluster, ns);
-        expect(cluster.store.find(resource("serviceaccounts"), ns, "irsa")).toBeDefined();
+        await untilNoRunObjects(cluster(), ns);
+        expect(cluster().store.find(resource("serviceaccounts"), ns, "irsa")).toBeDefined();
       },
       TEST_MS,
     );
@@ -240,7 +240,7 @@ for (const backend of BACKENDS)
     test(
       "two concurrent invocations in one namespace each return their own snapshot",
       async () => {
-        const ns = await freshNamespace(cluster, "twins");
+        const ns = await freshNamespace(cluster(), "twins");
         const [a, b] = await Promise.all([
           runSnapshot(admin, ["-n", ns, ...img]),
           runSnapshot(admin, ["-n", ns, ...img]),
@@ -254,7 +254,7 @@ for (const backend of BACKENDS)
         expect(parseSnapshot(b.stdout, "b").metadata["run-id"]).toBe(idB);
         expect(a.stderr).not.toContain(idB);
         expect(b.stderr).not.toContain(idA);
-        await untilNoRunObjects(cluster, ns);
+        await untilNoRunObjects(cluster(), ns);
       },
       TEST_MS,
     );
@@ -262,7 +262,7 @@ for (const backend of BACKENDS)
     test(
       "--log-json: every stderr line is one JSON object, the run ID first, agent lines relayed with their prefix",
       async () => {
-        const ns = await freshNamespace(cluster, "json-log");
+        const ns = await freshNamespace(cluster(), "json-log");
         const r = await runSnapshot(admin, ["-n", ns, ...img, "--log-json"]);
         expect(r.code, r.stderr).toBe(0);
         const lines = r.stderr.trim().split("\n");
@@ -281,7 +281,7 @@ for (const backend of BACKENDS)
       async () => {
         const dir = mkdtempSync(join(tmpdir(), "aicr-roles-"));
         try {
-          const before = cluster.log.entries.length;
+          const before = cluster().log.entries.length;
           const r = await runSnapshot(
             admin,
             ["-n", "gpu-operator", "--add-roles-to-service-account", "irsa"],
@@ -298,7 +298,7 @@ for (const backend of BACKENDS)
             "03-clusterrole.yaml",
             "04-clusterrolebinding.yaml",
           ]);
-          expect(cluster.log.entries.length).toBe(before);
+          expect(cluster().log.entries.length).toBe(before);
         } finally {
           rmSync(dir, { recursive: true, force: true });
         }

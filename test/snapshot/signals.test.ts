@@ -3,39 +3,35 @@
  * phase is reached deterministically: a latency fault holds one request of that phase, and the
  * signal is sent once the fault has caught it (or the request log shows the phase began).
  */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { beforeAll, describe, expect, test } from "bun:test";
 import type { FaultRule } from "../cluster/faults.ts";
 import { resource } from "../cluster/resources.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
 import {
   AGENT_IMAGE,
-  type Cluster,
   freshNamespace,
   HANGING_IMAGE,
   lastSeq,
   runIdOf,
-  SETUP_MS,
+  STUCK_MS,
   snapshotCluster,
   spawnSnapshot,
   TEST_MS,
   untilNoRunObjects,
   untilNoRunPods,
   untilRequest,
-  untilTrue,
   writes,
 } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: Cluster;
+    const cluster = useCluster(backend, { start: snapshotCluster });
     let admin: string;
-    beforeAll(async () => {
-      cluster = await snapshotCluster(backend);
-      admin = cluster.kubeconfigFor("admin");
-    }, SETUP_MS);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, SETUP_MS);
+    beforeAll(() => {
+      admin = cluster().kubeconfigFor("admin");
+    });
 
     /** Held long enough that only the signal can end the phase; released by the cluster on its own later. */
     const HOLD_MS = 2000;
@@ -58,12 +54,13 @@ for (const backend of BACKENDS)
       });
       const { untilExit, ...rule } = hold ?? { path: "" };
       const fault = hold
-        ? cluster.faults.add({ ...rule, ...(untilExit ? { holdUntil: exited } : { latencyMs: HOLD_MS }) })
+        ? cluster().faults.add({ ...rule, ...(untilExit ? { holdUntil: exited } : { latencyMs: HOLD_MS }) })
         : undefined;
-      const since = lastSeq(cluster);
+      const since = lastSeq(cluster());
       try {
         const run = spawnSnapshot(admin, ["-n", ns, "--image", image]);
-        if (fault) await untilTrue(() => fault.fired > 0, `the held ${hold?.method} ${String(hold?.path)}`);
+        if (fault)
+          await until(() => fault.fired > 0, `the held ${hold?.method} ${String(hold?.path)}`, STUCK_MS);
         if (reached) await reached(since, run);
         run.proc.kill("SIGINT");
         const r = await run.done;
@@ -79,15 +76,15 @@ for (const backend of BACKENDS)
 
     /** Zero run objects now, and still zero once every held request and the garbage collector are done. */
     async function nothingLeft(ns: string): Promise<void> {
-      await untilNoRunObjects(cluster, ns);
-      await untilNoRunPods(cluster, ns);
+      await untilNoRunObjects(cluster(), ns);
+      await untilNoRunPods(cluster(), ns);
     }
 
     test(
       "SIGINT during the permission gate: exit 9, nothing was ever written",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-gate");
-        const since = lastSeq(cluster);
+        const ns = await freshNamespace(cluster(), "sig-gate");
+        const since = lastSeq(cluster());
         const r = await interruptAt(ns, AGENT_IMAGE, {
           method: "POST",
           path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
@@ -95,7 +92,7 @@ for (const backend of BACKENDS)
           count: 1000,
         });
         expect(r.stderr).not.toContain("run objects created");
-        expect(writes(cluster, since)).toEqual([]);
+        expect(writes(cluster(), since)).toEqual([]);
         await nothingLeft(ns);
       },
       TEST_MS,
@@ -104,7 +101,7 @@ for (const backend of BACKENDS)
     test(
       "SIGINT while the run objects are being created: exit 9, the created ones deleted, a late create collected",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-create");
+        const ns = await freshNamespace(cluster(), "sig-create");
         const r = await interruptAt(ns, AGENT_IMAGE, {
           method: "POST",
           path: `/apis/rbac.authorization.k8s.io/v1/namespaces/${ns}/rolebindings`,
@@ -120,7 +117,7 @@ for (const backend of BACKENDS)
     test(
       "SIGINT while waiting for the agent pod: exit 9, nothing left",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-pod");
+        const ns = await freshNamespace(cluster(), "sig-pod");
         const r = await interruptAt(ns, AGENT_IMAGE, {
           method: "GET",
           path: `/api/v1/namespaces/${ns}/pods`,
@@ -138,7 +135,7 @@ for (const backend of BACKENDS)
     test(
       "SIGINT while waiting for the Job to complete: exit 9, nothing left",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-job");
+        const ns = await freshNamespace(cluster(), "sig-job");
         // The Job watch opens right after the Job; held until the run exits (the agent may take any time
         // to start), the run can only end by the signal once the agent's log stream has begun.
         const r = await interruptAt(
@@ -147,7 +144,7 @@ for (const backend of BACKENDS)
           { method: "GET", path: `/apis/batch/v1/namespaces/${ns}/jobs`, untilExit: true },
           (since) =>
             untilRequest(
-              cluster,
+              cluster(),
               (e) =>
                 e.seq > since &&
                 e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) &&
@@ -166,11 +163,11 @@ for (const backend of BACKENDS)
     test(
       "SIGINT while the agent runs and its log streams: exit 9, the pod deleted, nothing left",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-run");
+        const ns = await freshNamespace(cluster(), "sig-run");
         const line = "[agent] agent hanging until its pod is deleted";
         // Interrupted once the agent's first line has come through the log stream.
         const r = await interruptAt(ns, HANGING_IMAGE, undefined, (_since, run) =>
-          untilTrue(() => run.stderrSoFar().includes(line), "the agent's first log line"),
+          until(() => run.stderrSoFar().includes(line), "the agent's first log line", STUCK_MS),
         );
         expect(r.stderr).toContain(line);
         expect(r.stderr).toContain("cleaned up");
@@ -182,7 +179,7 @@ for (const backend of BACKENDS)
     test(
       "SIGINT while the result is read: exit 9, no snapshot on stdout, nothing left",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-result");
+        const ns = await freshNamespace(cluster(), "sig-result");
         // The result normally arrives as a watch event. That watch is held until the run has ended, so
         // the run reads the ConfigMap once the Job completes (however long the agent takes) — and that
         // read is held too.
@@ -190,33 +187,33 @@ for (const backend of BACKENDS)
         const released = new Promise<void>((resolve) => {
           release = resolve;
         });
-        const watch = cluster.faults.add({
+        const watch = cluster().faults.add({
           method: "GET",
           path: `/api/v1/namespaces/${ns}/configmaps`,
           nth: 1,
           count: 1000,
           holdUntil: released,
         });
-        const read = cluster.faults.add({
+        const read = cluster().faults.add({
           method: "GET",
           path: new RegExp(`^/api/v1/namespaces/${ns}/configmaps/aicr-agent-snapshot-`),
           latencyMs: HOLD_MS,
         });
         try {
-          const since = lastSeq(cluster);
+          const since = lastSeq(cluster());
           const r = await interruptAt(ns, AGENT_IMAGE, undefined, () =>
-            untilTrue(() => read.fired >= 1, "the held result read"),
+            until(() => read.fired >= 1, "the held result read", STUCK_MS),
           );
           expect(r.stdout).toBe("");
           expect(r.stderr).not.toContain("result read");
           // The held read was the run's own (the agent never reads its ConfigMap): every read of it, once
           // answered, is logged as the caller's.
           const reads = () =>
-            cluster.log.entries.filter(
+            cluster().log.entries.filter(
               (e) =>
                 e.seq > since && e.method === "GET" && e.path.includes("/configmaps/aicr-agent-snapshot-"),
             );
-          await untilTrue(() => reads().length >= read.matched, "the held read's log entry");
+          await until(() => reads().length >= read.matched, "the held read's log entry", STUCK_MS);
           expect(reads().map((e) => e.user)).toEqual(reads().map(() => "admin"));
           await nothingLeft(ns);
         } finally {
@@ -231,7 +228,7 @@ for (const backend of BACKENDS)
     test(
       "SIGINT during cleanup: cleanup finishes, exit 9, nothing left",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-cleanup");
+        const ns = await freshNamespace(cluster(), "sig-cleanup");
         const r = await interruptAt(ns, AGENT_IMAGE, {
           method: "DELETE",
           path: `/apis/batch/v1/namespaces/${ns}/jobs/*`,
@@ -245,27 +242,27 @@ for (const backend of BACKENDS)
     test(
       "a second SIGINT exits at once, printing what may be left and the one kubectl command that removes it",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-twice");
+        const ns = await freshNamespace(cluster(), "sig-twice");
         // Cleanup's deletes are held, so the second signal lands while the objects still stand.
-        const fault = cluster.faults.add({ method: "DELETE", path: /.*/, latencyMs: HOLD_MS, nth: 0 });
+        const fault = cluster().faults.add({ method: "DELETE", path: /.*/, latencyMs: HOLD_MS, nth: 0 });
         try {
           const run = spawnSnapshot(admin, ["-n", ns, "--image", HANGING_IMAGE]);
           await untilRequest(
-            cluster,
+            cluster(),
             (e) => e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && e.path.endsWith("/log"),
             "the agent log stream",
           );
           run.proc.kill("SIGINT");
-          await untilTrue(() => fault.fired > 0, "cleanup's held Job delete");
-          const secondAt = cluster.log.entries.length;
+          await until(() => fault.fired > 0, "cleanup's held Job delete", STUCK_MS);
+          const secondAt = cluster().log.entries.length;
           run.proc.kill("SIGINT");
           const r = await run.done;
           expect(r.code, r.stderr).toBe(9);
           const runId = runIdOf(r.stderr);
           // It did not wait for the held delete to be answered.
           expect(
-            cluster.log.entries
-              .slice(secondAt)
+            cluster()
+              .log.entries.slice(secondAt)
               .some((e) => e.method === "DELETE" && e.path.includes("/jobs/")),
           ).toBe(false);
           expect(r.stderr).toContain("exiting without cleanup; this run may have left:");
@@ -283,7 +280,12 @@ for (const backend of BACKENDS)
           // The printed command removes everything: deleting the anchor lets the garbage collector take the rest.
           // (The dead process's held delete of it may land first; either way the anchor goes.)
           try {
-            await cluster.store.delete(resource("clusterroles"), undefined, `aicr-node-reader-${runId}`, {});
+            await cluster().store.delete(
+              resource("clusterroles"),
+              undefined,
+              `aicr-node-reader-${runId}`,
+              {},
+            );
           } catch (err) {
             if ((err as { code?: number }).code !== 404) throw err;
           }
@@ -298,10 +300,10 @@ for (const backend of BACKENDS)
     test(
       "SIGTERM is handled as SIGINT: exit 9, nothing left",
       async () => {
-        const ns = await freshNamespace(cluster, "sig-term");
+        const ns = await freshNamespace(cluster(), "sig-term");
         const run = spawnSnapshot(admin, ["-n", ns, "--image", HANGING_IMAGE]);
         await untilRequest(
-          cluster,
+          cluster(),
           (e) => e.path.startsWith(`/api/v1/namespaces/${ns}/pods/`) && e.path.endsWith("/log"),
           "the agent log stream",
         );

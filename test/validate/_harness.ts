@@ -14,6 +14,7 @@ import type { KObject } from "../cluster/objects.ts";
 import { resource } from "../cluster/resources.ts";
 import { type Backend, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
 import { AICR, aicr, baseEnv, ensureBuilt, type Result, ROOT } from "../e2e/_aicr.ts";
+import { untilStore } from "../support/until.ts";
 
 export const IMAGE = "ghcr.io/nvidia/aicr:validate-test";
 export const NS = "aicr-validation";
@@ -89,17 +90,14 @@ export function objectsOfRun(cluster: TestCluster, namespace: string, id: string
   return out.sort();
 }
 
-/** Resolves once `cond` holds, re-checked on every committed store change: no sleeping, no polling. */
-export function until(cluster: TestCluster, cond: () => boolean): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const stop = cluster.store.subscribe(() => {
-      if (!cond()) return;
-      stop();
-      resolve();
-    });
-  });
-}
+/** No object of the run is left (the real backend's mirror learns of a delete a moment after it). */
+export const untilRunGone = (cluster: TestCluster, namespace: string, id: string) =>
+  untilStore(
+    cluster,
+    () => objectsOfRun(cluster, namespace, id).length === 0,
+    () =>
+      `no object of run ${id} left in ${namespace}; left: ${objectsOfRun(cluster, namespace, id).join(", ")}`,
+  );
 
 /** Objects the apiserver was asked to create: kind, name and labels from each POST body. */
 export function createdObjects(

@@ -1,16 +1,16 @@
 /** Failure paths: a broken GPU Operator install, and a validator Job that cannot schedule. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { node } from "../cluster/nodes.ts";
-import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   ctrf,
   LONG,
   NS,
-  objectsOfRun,
   runId,
   SAMPLE_RECIPE,
   SNAPSHOT,
-  until,
+  untilRunGone,
   validate,
   validationCluster,
 } from "./_harness.ts";
@@ -18,19 +18,16 @@ import {
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
     describe("a broken GPU Operator install", () => {
-      let cluster: TestCluster;
-      beforeAll(async () => {
-        cluster = await validationCluster(backend, { broken: true });
-      }, LONG);
-      afterAll(async () => {
-        await cluster?.stop();
-      }, LONG);
+      const cluster = useCluster(backend, {
+        hookMs: LONG,
+        start: (b) => validationCluster(b, { broken: true }),
+      });
 
       test(
         "every built-in check fails with its reason; exit 8; the report is still written; nothing is left",
         async () => {
           const id = runId("d");
-          const r = await validate(cluster, ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--run-id", id]);
+          const r = await validate(cluster(), ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--run-id", id]);
           expect(r.code).toBe(8);
           expect(r.stderr).toContain("[INTERNAL] 3 check(s) did not pass");
           const tests = ctrf(r).tests.filter((t) => t.suite[0] === "deployment");
@@ -49,7 +46,7 @@ for (const backend of BACKENDS)
           ]);
           // The validator's output is kept for the report.
           expect(tests[0]?.stdout).toContain("ClusterPolicy cluster-policy: state notReady");
-          await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+          await untilRunGone(cluster(), NS, id);
         },
         LONG,
       );
@@ -57,7 +54,7 @@ for (const backend of BACKENDS)
       test(
         "--no-fail-on-error reports the failures and exits 0",
         async () => {
-          const r = await validate(cluster, ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--no-fail-on-error"]);
+          const r = await validate(cluster(), ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--no-fail-on-error"]);
           expect(r.code).toBe(0);
           expect(ctrf(r).summary).toMatchObject({ failed: 3 });
         },
@@ -65,20 +62,22 @@ for (const backend of BACKENDS)
       );
     });
 
-    test(
-      "a validator Job that cannot schedule fails fast (reported other, exit 8), long before its timeout",
-      async () => {
-        const tainted = node("gpu-node-1", {
-          gpus: 8,
-          taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NoSchedule" }],
-        });
-        const cluster = await validationCluster(backend, {
-          nodes: [{ resource: "nodes", object: tainted }],
-          operator: false,
-        });
-        try {
+    describe("a GPU node no validator tolerates", () => {
+      const tainted = node("gpu-node-1", {
+        gpus: 8,
+        taints: [{ key: "nvidia.com/gpu", value: "present", effect: "NoSchedule" }],
+      });
+      const cluster = useCluster(backend, {
+        hookMs: LONG,
+        start: (b) =>
+          validationCluster(b, { nodes: [{ resource: "nodes", object: tainted }], operator: false }),
+      });
+
+      test(
+        "a validator Job that cannot schedule fails fast (reported other, exit 8), long before its timeout",
+        async () => {
           const id = runId("e");
-          const r = await validate(cluster, [
+          const r = await validate(cluster(), [
             "-r",
             SAMPLE_RECIPE,
             "-s",
@@ -97,11 +96,9 @@ for (const backend of BACKENDS)
           expect(health?.status).toBe("other");
           expect(health?.message).toContain("the check's pod cannot run: no node can run");
           expect(health?.message).toContain("untolerated taint");
-          await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
-        } finally {
-          await cluster.stop();
-        }
-      },
-      LONG,
-    );
+          await untilRunGone(cluster(), NS, id);
+        },
+        LONG,
+      );
+    });
   });

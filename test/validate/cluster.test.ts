@@ -1,39 +1,33 @@
 /** One validate run against the fake cluster: live capture + three validator Jobs, all on one run ID. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeClient } from "../../src/kube/client.ts";
-import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   createdObjects,
   ctrf,
   LONG,
   NS,
-  objectsOfRun,
   runId,
   SAMPLE_RECIPE,
   SNAPSHOT,
-  until,
+  untilRunGone,
   validate,
   validationCluster,
 } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await validationCluster(backend);
-    }, LONG);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, LONG);
+    const cluster = useCluster(backend, { hookMs: LONG, start: validationCluster });
 
     test(
       "live capture and every validator object share the invocation's run ID; all checks pass; nothing is left",
       async () => {
         const id = runId("a");
-        const r = await validate(cluster, ["-r", SAMPLE_RECIPE, "--run-id", id]);
+        const r = await validate(cluster(), ["-r", SAMPLE_RECIPE, "--run-id", id]);
         expect({ code: r.code, stderr: r.code === 0 ? "" : r.stderr }).toEqual({ code: 0, stderr: "" });
         const report = ctrf(r);
         expect(
@@ -47,8 +41,8 @@ for (const backend of BACKENDS)
           "deployed GPU Operator v25.10.1; Deployment.gpu-operator.version expects >= v24.6.0",
         );
         expect(r.stderr.match(/^aicr validate: runID=(.*)$/gm)).toEqual([`aicr validate: runID=${id}`]);
-        expect(r.stderr).toContain(`[agent] aicr snapshot: runID=${id}`);
-        const made = createdObjects(cluster).filter((o) => o.labels["aicr.run/run-id"] === id);
+        expect(r.stderr).toContain(`[agent] aicr agent: runID=${id}`);
+        const made = createdObjects(cluster()).filter((o) => o.labels["aicr.run/run-id"] === id);
         const names = made.map((o) => `${o.kind}/${o.name}`).sort();
         expect(names).toContain(`Job/aicr-validate-${id}`);
         for (const check of ["operator-health", "expected-resources", "gpu-operator-version"])
@@ -60,7 +54,7 @@ for (const backend of BACKENDS)
         const validation = made.filter((o) => o.labels["app.kubernetes.io/component"] === "validation");
         expect(validation.length).toBe(10);
         expect(made.every((o) => o.labels["aicr.run/invocation-id"])).toBe(true);
-        await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+        await untilRunGone(cluster(), NS, id);
       },
       LONG,
     );
@@ -69,7 +63,7 @@ for (const backend of BACKENDS)
       "the validator ServiceAccount can do exactly its rules and cannot list secrets",
       async () => {
         const id = runId("b");
-        const r = await validate(cluster, [
+        const r = await validate(cluster(), [
           "-r",
           SAMPLE_RECIPE,
           "-s",
@@ -80,7 +74,7 @@ for (const backend of BACKENDS)
         ]);
         expect(r.code).toBe(0);
         expect(r.stderr).toContain(`kept (--no-cleanup): ClusterRole aicr-validator-${id}`);
-        const admin = KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
+        const admin = KubeClient.connect({ kubeconfig: cluster().kubeconfigFor("admin"), env: {} });
         const sa = `aicr-validator-${id}`;
         const subject = {
           user: `system:serviceaccount:${NS}:${sa}`,
@@ -124,7 +118,7 @@ for (const backend of BACKENDS)
           expect({ verb, res, o, ok: await can(verb, res, o) }).toEqual({ verb, res, o, ok: false });
         // Deleting the anchor takes the whole run with it (the garbage collector follows the ownerReferences).
         await admin.delete({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: sa });
-        await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+        await untilRunGone(cluster(), NS, id);
       },
       LONG,
     );
@@ -139,7 +133,7 @@ for (const backend of BACKENDS)
           "kind: RecipeMetadata\nspec:\n  validation:\n    deployment:\n      checks: [operator-health, expected-resources, gpu-operator-version]\n",
         );
         const id = runId("c");
-        const r = await validate(cluster, [
+        const r = await validate(cluster(), [
           "-r",
           recipe,
           "-s",
@@ -148,8 +142,7 @@ for (const backend of BACKENDS)
           id,
           "--skip-check",
           "expected-resources",
-        ]);
-        rmSync(dir, { recursive: true });
+        ]).finally(() => rmSync(dir, { recursive: true, force: true }));
         expect(r.code).toBe(0);
         const tests = ctrf(r).tests.map((t) => [t.name, t.status, t.message]);
         expect(tests).toEqual([
@@ -161,7 +154,7 @@ for (const backend of BACKENDS)
             "the recipe sets no Deployment.gpu-operator.version constraint",
           ],
         ]);
-        const jobs = createdObjects(cluster).filter(
+        const jobs = createdObjects(cluster()).filter(
           (o) => o.kind === "Job" && o.labels["aicr.run/run-id"] === id,
         );
         expect(jobs.map((j) => j.name).sort()).toEqual([
@@ -171,7 +164,7 @@ for (const backend of BACKENDS)
         expect(
           jobs.every((j) => j.labels["aicr.run/phase"] === "deployment" && j.labels["aicr.run/validator"]),
         ).toBe(true);
-        await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+        await untilRunGone(cluster(), NS, id);
       },
       LONG,
     );
@@ -185,12 +178,17 @@ for (const backend of BACKENDS)
           recipe,
           'kind: RecipeMetadata\nspec:\n  constraints:\n    - {name: K8s.server.version, value: ">= 9.0"}\n  validation:\n    deployment:\n      checks: [operator-health]\n',
         );
-        cluster.log.clear();
-        const r = await validate(cluster, ["-r", recipe, "-s", SNAPSHOT]);
-        rmSync(dir, { recursive: true });
+        cluster().log.clear();
+        const r = await validate(cluster(), ["-r", recipe, "-s", SNAPSHOT]).finally(() =>
+          rmSync(dir, { recursive: true, force: true }),
+        );
         expect(r.code).toBe(2);
         expect(r.stderr).toContain('K8s.server.version: expected >= 9.0, actual "v1.33.4-eks-3025e55"');
-        expect(cluster.log.mutatingRequests().map((e) => `${e.method} ${e.path}`)).toEqual([]);
+        expect(
+          cluster()
+            .log.mutatingRequests()
+            .map((e) => `${e.method} ${e.path}`),
+        ).toEqual([]);
       },
       LONG,
     );

@@ -2,21 +2,22 @@
 import { describe, expect, test } from "bun:test";
 import { demoNodes } from "../cluster/nodes.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import { ctrf, LONG, SAMPLE_RECIPE, validate, validationCluster } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
+    const cluster = useCluster(backend, {
+      hookMs: LONG,
+      start: (b) => validationCluster(b, { nodes: demoNodes() }),
+    });
+
     test(
       "a live validate passes every check on the demo nodes",
       async () => {
-        const cluster = await validationCluster(backend, { nodes: demoNodes() });
-        try {
-          const r = await validate(cluster, ["-r", SAMPLE_RECIPE]);
-          expect({ code: r.code, err: r.code ? r.stderr : "" }).toEqual({ code: 0, err: "" });
-          expect(ctrf(r).summary).toMatchObject({ tests: 8, passed: 8 });
-        } finally {
-          await cluster.stop();
-        }
+        const r = await validate(cluster(), ["-r", SAMPLE_RECIPE]);
+        expect({ code: r.code, err: r.code ? r.stderr : "" }).toEqual({ code: 0, err: "" });
+        expect(ctrf(r).summary).toMatchObject({ tests: 8, passed: 8 });
       },
       LONG,
     );

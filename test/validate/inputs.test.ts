@@ -1,37 +1,31 @@
 /** Inputs from ConfigMaps, and a check that runs out of time. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { HANGING_TAG } from "../cluster/gpu-operator.ts";
 import { resource } from "../cluster/resources.ts";
-import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
 import { aicr, baseEnv } from "../e2e/_aicr.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   ctrf,
   LONG,
   NS,
-  objectsOfRun,
   runId,
   SAMPLE_RECIPE,
   SNAPSHOT,
-  until,
+  untilRunGone,
   validate,
   validationCluster,
 } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await validationCluster(backend);
-    }, LONG);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, LONG);
+    const cluster = useCluster(backend, { hookMs: LONG, start: validationCluster });
 
     test(
       "recipe and snapshot from cm:// inputs; the caller's ConfigMaps are read, never changed",
       async () => {
-        const store = cluster.store;
+        const store = cluster().store;
         await store.create(resource("namespaces"), {
           apiVersion: "v1",
           kind: "Namespace",
@@ -47,7 +41,7 @@ for (const backend of BACKENDS)
             metadata: { name, namespace: "inputs" },
             data: { [key]: readFileSync(file, "utf8") },
           });
-        const r = await validate(cluster, [
+        const r = await validate(cluster(), [
           "-r",
           "cm://inputs/my-recipe",
           "-s",
@@ -56,7 +50,7 @@ for (const backend of BACKENDS)
         ]);
         expect(r.code).toBe(0);
         expect(ctrf(r).summary).toMatchObject({ passed: 5, skipped: 3 });
-        const missing = await validate(cluster, [
+        const missing = await validate(cluster(), [
           "-r",
           "cm://inputs/none",
           "-s",
@@ -76,7 +70,7 @@ for (const backend of BACKENDS)
       "a check that never finishes is reported other and the run exits 5 (TIMEOUT); its Job is cleaned up",
       async () => {
         const id = runId("9");
-        const kubeconfig = cluster.kubeconfigFor("admin");
+        const kubeconfig = cluster().kubeconfigFor("admin");
         const r = await aicr(
           [
             "validate",
@@ -105,7 +99,7 @@ for (const backend of BACKENDS)
         const health = ctrf(r).tests.find((t) => t.name === "operator-health");
         expect(health?.status).toBe("other");
         expect(health?.message).toContain("timed out: check operator-health did not finish within 2s");
-        await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+        await untilRunGone(cluster(), NS, id);
       },
       LONG,
     );

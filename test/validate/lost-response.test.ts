@@ -1,29 +1,23 @@
 /** A create whose response is lost (the object was stored) is adopted, not mistaken for another run's. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { resource } from "../cluster/resources.ts";
-import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   ctrf,
   LONG,
   NS,
-  objectsOfRun,
   runId,
   SAMPLE_RECIPE,
   SNAPSHOT,
-  until,
+  untilRunGone,
   validate,
   validationCluster,
 } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await validationCluster(backend);
-    }, LONG);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, LONG);
+    const cluster = useCluster(backend, { hookMs: LONG, start: validationCluster });
 
     const PATHS = [
       ["ClusterRole", "/apis/rbac.authorization.k8s.io/v1/clusterroles"],
@@ -36,12 +30,12 @@ for (const backend of BACKENDS)
         `the lost response of the ${kind} create: adopted by its invocation labels, the run passes, nothing is left`,
         async () => {
           const id = runId("c0");
-          const fault = cluster.faults.add({ method: "POST", path, dropAfterCommit: true });
-          const r = await validate(cluster, ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--run-id", id]);
+          const fault = cluster().faults.add({ method: "POST", path, dropAfterCommit: true });
+          const r = await validate(cluster(), ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--run-id", id]);
           expect({ code: r.code, err: r.code ? r.stderr : "" }).toEqual({ code: 0, err: "" });
           expect(fault.fired).toBe(1);
           expect(ctrf(r).summary).toMatchObject({ passed: 8 });
-          await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+          await untilRunGone(cluster(), NS, id);
         },
         LONG,
       );
@@ -51,7 +45,7 @@ for (const backend of BACKENDS)
       "a second invocation reusing a run ID refuses the first one's objects and leaves them untouched",
       async () => {
         const id = runId("d0");
-        const first = await validate(cluster, [
+        const first = await validate(cluster(), [
           "-r",
           SAMPLE_RECIPE,
           "-s",
@@ -62,14 +56,14 @@ for (const backend of BACKENDS)
         ]);
         expect(first.code).toBe(0);
         const before = objectsWithUids(id);
-        const second = await validate(cluster, ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--run-id", id]);
+        const second = await validate(cluster(), ["-r", SAMPLE_RECIPE, "-s", SNAPSHOT, "--run-id", id]);
         expect(second.code).toBe(8);
         expect(second.stderr).toContain(
           `ClusterRole aicr-validator-${id} already exists under this run's name`,
         );
         expect(objectsWithUids(id)).toEqual(before);
-        await cluster.store.delete(resource("clusterroles"), undefined, `aicr-validator-${id}`, {});
-        await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+        await cluster().store.delete(resource("clusterroles"), undefined, `aicr-validator-${id}`, {});
+        await untilRunGone(cluster(), NS, id);
       },
       LONG,
     );
@@ -77,10 +71,10 @@ for (const backend of BACKENDS)
     function objectsWithUids(id: string): string[] {
       const sel = { labelSelector: `aicr.run/run-id=${id}` };
       return ["clusterroles", "clusterrolebindings"]
-        .flatMap((p) => cluster.store.list(resource(p), sel).items)
+        .flatMap((p) => cluster().store.list(resource(p), sel).items)
         .concat(
           ["serviceaccounts", "roles", "rolebindings", "configmaps", "jobs"].flatMap(
-            (p) => cluster.store.list(resource(p), { ...sel, namespace: NS }).items,
+            (p) => cluster().store.list(resource(p), { ...sel, namespace: NS }).items,
           ),
         )
         .map((o) => `${o.kind}/${o.metadata.name} ${o.metadata.uid}`)

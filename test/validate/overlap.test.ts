@@ -1,35 +1,29 @@
 /** Overlapping runs in one namespace: snapshot + validate, and two validates. No shared object, each its own results. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
-import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
 import { aicr, baseEnv } from "../e2e/_aicr.ts";
+import { useCluster } from "../support/cluster.ts";
 import {
   createdObjects,
   ctrf,
   IMAGE,
   LONG,
   NS,
-  objectsOfRun,
   runId,
   SAMPLE_RECIPE,
-  until,
+  untilRunGone,
   validate,
   validationCluster,
 } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await validationCluster(backend);
-    }, LONG);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, LONG);
+    const cluster = useCluster(backend, { hookMs: LONG, start: validationCluster });
 
     /** Names created under each run ID; no name may appear under two. */
     function namesByRun(ids: string[]): Map<string, string[]> {
-      const made = createdObjects(cluster);
+      const made = createdObjects(cluster());
       return new Map(
         ids.map((id) => [
           id,
@@ -51,10 +45,10 @@ for (const backend of BACKENDS)
       "a snapshot and a validate overlapping in one namespace: no shared object, each its own result, all cleaned",
       async () => {
         const [s, v] = [runId("f"), runId("f")];
-        const kubeconfig = cluster.kubeconfigFor("admin");
+        const kubeconfig = cluster().kubeconfigFor("admin");
         const [snap, val] = await Promise.all([
           aicr(["snapshot", "-k", kubeconfig, "-n", NS, "--image", IMAGE, "--run-id", s], { env: baseEnv() }),
-          validate(cluster, ["-r", SAMPLE_RECIPE, "--run-id", v]),
+          validate(cluster(), ["-r", SAMPLE_RECIPE, "--run-id", v]),
         ]);
         expect({ code: snap.code, err: snap.code ? snap.stderr : "" }).toEqual({ code: 0, err: "" });
         expect({ code: val.code, err: val.code ? val.stderr : "" }).toEqual({ code: 0, err: "" });
@@ -64,10 +58,8 @@ for (const backend of BACKENDS)
         expect(byRun.get(s)?.length).toBeGreaterThan(0);
         expect(byRun.get(v)?.some((n) => n === `Job/aicr-validate-${v}`)).toBe(true);
         expectDisjoint(byRun);
-        await until(
-          cluster,
-          () => objectsOfRun(cluster, NS, s).length === 0 && objectsOfRun(cluster, NS, v).length === 0,
-        );
+        await untilRunGone(cluster(), NS, s);
+        await untilRunGone(cluster(), NS, v);
       },
       LONG,
     );
@@ -77,8 +69,8 @@ for (const backend of BACKENDS)
       async () => {
         const [a, b] = [runId("a0"), runId("b0")];
         const [ra, rb] = await Promise.all([
-          validate(cluster, ["-r", SAMPLE_RECIPE, "--run-id", a]),
-          validate(cluster, ["-r", SAMPLE_RECIPE, "--run-id", b]),
+          validate(cluster(), ["-r", SAMPLE_RECIPE, "--run-id", a]),
+          validate(cluster(), ["-r", SAMPLE_RECIPE, "--run-id", b]),
         ]);
         for (const r of [ra, rb]) {
           expect({ code: r.code, err: r.code ? r.stderr : "" }).toEqual({ code: 0, err: "" });
@@ -90,10 +82,8 @@ for (const backend of BACKENDS)
         const byRun = namesByRun([a, b]);
         expect(byRun.get(a)?.length).toBe(byRun.get(b)?.length);
         expectDisjoint(byRun);
-        await until(
-          cluster,
-          () => objectsOfRun(cluster, NS, a).length === 0 && objectsOfRun(cluster, NS, b).length === 0,
-        );
+        await untilRunGone(cluster(), NS, a);
+        await untilRunGone(cluster(), NS, b);
       },
       LONG,
     );

@@ -1,29 +1,16 @@
 /** Ctrl-C during a running check: the run stops waiting, cleans up what it created, and exits 9. */
-import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { describe, expect, test } from "bun:test";
 import { HANGING_TAG } from "../cluster/gpu-operator.ts";
 import { resource } from "../cluster/resources.ts";
-import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
 import { AICR, baseEnv, ensureBuilt } from "../e2e/_aicr.ts";
-import {
-  LONG,
-  NS,
-  objectsOfRun,
-  runId,
-  SAMPLE_RECIPE,
-  SNAPSHOT,
-  until,
-  validationCluster,
-} from "./_harness.ts";
+import { useCluster } from "../support/cluster.ts";
+import { untilStore } from "../support/until.ts";
+import { LONG, NS, runId, SAMPLE_RECIPE, SNAPSHOT, untilRunGone, validationCluster } from "./_harness.ts";
 
 for (const backend of BACKENDS)
   describe(`[${backend}]`, () => {
-    let cluster: TestCluster;
-    beforeAll(async () => {
-      cluster = await validationCluster(backend);
-    }, LONG);
-    afterAll(async () => {
-      await cluster?.stop();
-    }, LONG);
+    const cluster = useCluster(backend, { hookMs: LONG, start: validationCluster });
 
     test(
       "SIGINT while the validator pods run: cleanup deletes every object of the run, exit 9",
@@ -39,7 +26,7 @@ for (const backend of BACKENDS)
             "-s",
             SNAPSHOT,
             "-k",
-            cluster.kubeconfigFor("admin"),
+            cluster().kubeconfigFor("admin"),
             "-n",
             NS,
             "--run-id",
@@ -52,17 +39,20 @@ for (const backend of BACKENDS)
           { env: baseEnv(), stdout: "pipe", stderr: "pipe", stdin: "ignore" },
         );
         const running = () =>
-          cluster.store
-            .list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${id}` })
+          cluster()
+            .store.list(resource("pods"), { namespace: NS, labelSelector: `aicr.run/run-id=${id}` })
             .items.filter((p) => (p.status as { phase?: string } | undefined)?.phase === "Running").length ===
           3;
-        await until(cluster, running);
+        await untilStore(cluster(), running, "the three validator pods Running", 120_000).catch((e) => {
+          proc.kill("SIGKILL");
+          throw e;
+        });
         proc.kill("SIGINT");
         const [stderr, code] = await Promise.all([new Response(proc.stderr).text(), proc.exited]);
         expect({ code, stderr: code === 9 ? "" : stderr }).toEqual({ code: 9, stderr: "" });
         expect(stderr).toContain("received SIGINT: cancelling");
         expect(stderr).toContain("validation objects cleaned up deleted=10");
-        await until(cluster, () => objectsOfRun(cluster, NS, id).length === 0);
+        await untilRunGone(cluster(), NS, id);
       },
       LONG,
     );

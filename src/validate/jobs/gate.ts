@@ -1,5 +1,6 @@
 import { AicrError } from "../../core/errors.ts";
-import type { AccessCheck, KubeClient } from "../../kube/client.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import { type AccessCheck, describeMissing, type ReviewOptions, reviewAll } from "../../kube/reviews.ts";
 import { VALIDATOR_CLUSTER_RULES } from "../catalog.ts";
 
 const RBAC = "rbac.authorization.k8s.io";
@@ -34,26 +35,27 @@ export function grantedChecks(namespace: string): { clusterRole: AccessCheck[]; 
   };
 }
 
-const describeCheck = (c: AccessCheck): string =>
-  `${c.verb} ${c.group ? `${c.resource}.${c.group}` : c.resource}${c.subresource ? `/${c.subresource}` : ""}${c.namespace ? ` in namespace ${c.namespace}` : " (cluster-wide)"}`;
-
 /**
  * The permission gate, access reviews only (nothing is created): every missing permission is listed
  * at once, before the first write.
  */
-export async function checkValidatorPermissions(client: KubeClient, namespace: string): Promise<void> {
+export async function checkValidatorPermissions(
+  client: KubeClient,
+  namespace: string,
+  options: Pick<ReviewOptions, "signal"> = {},
+): Promise<void> {
   const own = callerChecks(namespace);
   const granted = grantedChecks(namespace);
-  const escalation = [
+  const escalation: AccessCheck[] = [
     { verb: "escalate", group: RBAC, resource: "clusterroles" },
     { verb: "bind", group: RBAC, resource: "clusterroles" },
     { verb: "escalate", group: RBAC, resource: "roles", namespace },
     { verb: "bind", group: RBAC, resource: "roles", namespace },
   ];
   const all = [...own, ...granted.clusterRole, ...granted.role, ...escalation];
-  const answers = await Promise.all(all.map((c) => client.review(c)));
+  const answers = await reviewAll(client, all, options);
   const allowed = (c: AccessCheck) => answers[all.indexOf(c)]?.allowed === true;
-  const missing = own.filter((c) => !allowed(c)).map(describeCheck);
+  const missing = own.filter((c) => !allowed(c)).map((c) => describeMissing(c));
   const kinds = [
     ["ClusterRole", granted.clusterRole, escalation.slice(0, 2)],
     ["Role", granted.role, escalation.slice(2)],
@@ -61,14 +63,12 @@ export async function checkValidatorPermissions(client: KubeClient, namespace: s
   for (const [kind, checks, esc] of kinds) {
     const lacking = checks.filter((c) => !allowed(c));
     if (lacking.length > 0 && !esc.every(allowed))
-      missing.push(
-        ...lacking.map((c) => `${describeCheck(c)} (granted by the run's ${kind}, so you must hold it)`),
-      );
+      missing.push(...lacking.map((c) => describeMissing(c, { grantedBy: `the run's ${kind}` })));
   }
   if (missing.length === 0) return;
   throw new AicrError(
     "UNAUTHORIZED",
-    `the caller lacks ${missing.length} permission(s) the validation run needs; nothing was created:\n  ${missing.join("\n  ")}`,
+    `missing ${missing.length} permission(s) the validation run needs; nothing was created:\n  ${missing.join("\n  ")}`,
     {
       remedy: `ask a cluster admin to grant these, or run with -n <a namespace you administer> (namespace now: ${namespace})`,
       context: { missing },

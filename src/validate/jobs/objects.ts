@@ -1,8 +1,24 @@
 /** Pure builders of one validation run's objects; every name carries the run ID. */
 
 import { jobDeadlineSeconds } from "../../agent/job-spec.ts";
-import { type OwnerRef, ownerReference } from "../../agent/rbac-objects.ts";
 import { LABEL } from "../../core/labels.ts";
+import type { V1ConfigMap } from "../../kube/types.ts";
+import {
+  type BuiltMeta,
+  buildClusterRole,
+  buildClusterRoleBinding,
+  buildRole,
+  buildRoleBinding,
+  buildServiceAccount,
+  type ClusterRole,
+  type ClusterRoleBinding,
+  type OwnerRef,
+  objectMeta,
+  type Role,
+  type RoleBinding,
+  type ServiceAccount,
+  serviceAccountSubject,
+} from "../../rbac/objects.ts";
 import { type RunIdentity, runLabels } from "../../run/labels.ts";
 import { nameWithRunId } from "../../run/names.ts";
 import { VALIDATOR_CLUSTER_RULES, VALIDATOR_ENV } from "../catalog.ts";
@@ -12,7 +28,6 @@ export const VALIDATION_COMPONENT = "validation";
 export const PHASE_LABEL = "aicr.run/phase";
 export const VALIDATOR_LABEL = "aicr.run/validator";
 export const VALIDATOR_CONTAINER = "validator";
-const RBAC = "rbac.authorization.k8s.io/v1";
 const TTL_SECONDS = 3600;
 
 export interface ValidationNames {
@@ -43,61 +58,43 @@ export interface Ctx {
   labels: Record<string, string>;
 }
 
-const meta = (name: string, c: Ctx, o: { namespaced: boolean; owner?: OwnerRef }) => ({
-  name,
-  ...(o.namespaced ? { namespace: c.namespace } : {}),
-  labels: { ...c.labels },
-  ...(o.owner ? { ownerReferences: [ownerReference(o.owner)] } : {}),
-});
-
 /** The anchor: only the read rules the built-in validators use. Deleting it collects the run. */
-export const buildValidatorClusterRole = (c: Ctx) => ({
-  apiVersion: RBAC,
-  kind: "ClusterRole",
-  metadata: meta(c.names.rbac, c, { namespaced: false }),
-  rules: VALIDATOR_CLUSTER_RULES.map((r) => ({ ...r })),
-});
+export const buildValidatorClusterRole = (c: Ctx): ClusterRole =>
+  buildClusterRole(
+    { name: c.names.rbac, labels: c.labels },
+    VALIDATOR_CLUSTER_RULES.map((r) => ({ ...r })),
+  );
 
-const subjects = (c: Ctx) => [{ kind: "ServiceAccount", name: c.names.rbac, namespace: c.namespace }];
+type DataConfigMap = V1ConfigMap & { apiVersion: string; kind: string; metadata: BuiltMeta };
+
+type SupportObject = ServiceAccount | ClusterRoleBinding | Role | RoleBinding | DataConfigMap;
 
 /** Everything but the anchor and the Jobs, each owned by the anchor. */
-export function buildSupportObjects(c: Ctx, owner: OwnerRef, data: { snapshot: string; recipe: string }) {
-  const m = (namespaced: boolean) => meta(c.names.rbac, c, { namespaced, owner });
-  const cm = (name: string, key: string, text: string) => ({
+export function buildSupportObjects(
+  c: Ctx,
+  owner: OwnerRef,
+  data: { snapshot: string; recipe: string },
+): SupportObject[] {
+  const rbac = { name: c.names.rbac, namespace: c.namespace, labels: c.labels, owner };
+  const subjects = [serviceAccountSubject({ namespace: c.namespace, name: c.names.rbac })];
+  const cm = (name: string, key: string, text: string): DataConfigMap => ({
     apiVersion: "v1",
     kind: "ConfigMap",
-    metadata: meta(name, c, { namespaced: true, owner }),
+    metadata: objectMeta({ ...rbac, name }),
     data: { [key]: text },
   });
   return [
-    { apiVersion: "v1", kind: "ServiceAccount", metadata: m(true) },
-    {
-      apiVersion: RBAC,
-      kind: "ClusterRoleBinding",
-      metadata: m(false),
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: c.names.rbac },
-      subjects: subjects(c),
-    },
-    {
-      apiVersion: RBAC,
-      kind: "Role",
-      metadata: m(true),
-      rules: [
-        {
-          apiGroups: [""],
-          resources: ["configmaps"],
-          verbs: ["get"],
-          resourceNames: [c.names.snapshotConfigMap, c.names.recipeConfigMap],
-        },
-      ],
-    },
-    {
-      apiVersion: RBAC,
-      kind: "RoleBinding",
-      metadata: m(true),
-      roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: c.names.rbac },
-      subjects: subjects(c),
-    },
+    buildServiceAccount(rbac),
+    buildClusterRoleBinding(rbac, { clusterRole: c.names.rbac, subjects }),
+    buildRole(rbac, [
+      {
+        apiGroups: [""],
+        resources: ["configmaps"],
+        verbs: ["get"],
+        resourceNames: [c.names.snapshotConfigMap, c.names.recipeConfigMap],
+      },
+    ]),
+    buildRoleBinding(rbac, { role: c.names.rbac, subjects }),
     cm(c.names.snapshotConfigMap, "snapshot.yaml", data.snapshot),
     cm(c.names.recipeConfigMap, "recipe.yaml", data.recipe),
   ];
@@ -131,7 +128,10 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
   return {
     apiVersion: "batch/v1",
     kind: "Job",
-    metadata: { ...meta(checkJobName(j.check, j.runId), c, { namespaced: true, owner: j.owner }), labels },
+    metadata: {
+      ...objectMeta({ name: checkJobName(j.check, j.runId), namespace: c.namespace, labels, owner: j.owner }),
+      labels,
+    },
     spec: {
       backoffLimit: 0,
       ttlSecondsAfterFinished: TTL_SECONDS,
@@ -161,7 +161,7 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
               name: VALIDATOR_CONTAINER,
               image: j.image,
               command: ["aicr"],
-              args: ["validate", "--validator", j.check],
+              args: ["validator", j.check],
               env,
               terminationMessagePath: "/dev/termination-log",
               terminationMessagePolicy: "FallbackToLogsOnError",

@@ -1,7 +1,8 @@
 import { Writable } from "node:stream";
-import type { OwnerRef } from "../../agent/rbac-objects.ts";
-import { AicrError } from "../../core/errors.ts";
+import { describePodState, type PodState } from "../../agent/wait.ts";
+import { DeadlineExceeded, startDeadline } from "../../core/deadline.ts";
 import type { KubeClient } from "../../kube/client.ts";
+import type { OwnerRef } from "../../rbac/objects.ts";
 import { type CreateOwnedOptions, createOwned } from "../../run/create-owned.ts";
 import type { PlannedCheck } from "../catalog.ts";
 import { type CheckResult, statusOfExitCode } from "../report.ts";
@@ -75,22 +76,29 @@ export async function runOneCheck(check: PlannedCheck, io: RunOneIo): Promise<Ch
     timeoutMs: io.timeoutMs,
     owner: io.owner,
   });
-  const made = await createOwned(job, io.create);
-  const jobUid = made.metadata?.uid ?? "";
+  // Each check has --timeout of its own, from its Job's create to its pod's end.
+  using deadline = startDeadline(io.signal, io.timeoutMs, {
+    what: `check ${check.name} did not finish`,
+    remedy: "raise --timeout if the check is just slow; the check's pod status says where it stood",
+  });
+  let last: PodState | undefined;
   let outcome: Awaited<ReturnType<typeof waitForCheckPod>>;
   try {
+    const made = await createOwned(job, { ...io.create, signal: deadline.signal });
     outcome = await waitForCheckPod(io.client, {
       namespace: io.ctx.namespace,
       runId: io.runId,
       check: check.name,
-      jobUid,
+      jobUid: made.metadata?.uid ?? "",
       image: io.image,
-      timeoutMs: io.timeoutMs,
-      signal: io.signal,
+      signal: deadline.signal,
+      seen: (pod) => (last = pod),
     });
   } catch (err) {
-    if (err instanceof AicrError && err.code === "TIMEOUT")
-      return row({ status: "other", message: `timed out: ${err.message}`, stdout: [], timedOut: true });
+    if (err instanceof DeadlineExceeded) {
+      const where = err.at(last ? describePodState(last) : "its pod was not seen");
+      return row({ status: "other", message: `timed out: ${where.message}`, stdout: [], timedOut: true });
+    }
     throw err;
   }
   if (outcome.kind === "stuck")

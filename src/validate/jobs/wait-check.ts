@@ -32,11 +32,12 @@ export function waitForCheckPod(
     check: string;
     jobUid: string;
     image: string;
-    timeoutMs: number;
+    /** The check's deadline (core/deadline.ts). */
     signal: AbortSignal;
+    /** Told of every pod of the check seen, so a timeout can say where the check stood. */
+    seen?: (pod: PodState) => void;
   },
 ): Promise<CheckPodOutcome> {
-  let last: PodState | undefined;
   return watchUntil<PodState, CheckPodOutcome>({
     client,
     apiVersion: "v1",
@@ -47,17 +48,14 @@ export function waitForCheckPod(
       labelSelector: `aicr.run/run-id=${o.runId},${VALIDATOR_LABEL}=${o.check}`,
     },
     signal: o.signal,
-    timeoutMs: o.timeoutMs,
     check(pod, type) {
       if (type === "DELETED" || !ownedByJob(pod, o.jobUid)) return undefined;
-      last = pod;
+      o.seen?.(pod);
       const terminated = terminatedOf(pod);
       if (terminated && (pod.status?.phase === "Succeeded" || pod.status?.phase === "Failed"))
         return { kind: "terminated", pod, terminated };
       const error = podFailure(pod, { image: o.image, placement: { autoTargeted: false } });
       return error ? { kind: "stuck", pod, error } : undefined;
     },
-    describeTimeout: () =>
-      `check ${o.check} did not finish within ${Math.round(o.timeoutMs / 1000)}s (pod ${last?.metadata.name ?? "not seen"}, ${last?.status?.phase ?? "no phase"})`,
   });
 }

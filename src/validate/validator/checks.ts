@@ -1,5 +1,6 @@
 /** The built-in validators' verdicts, computed from what they read. Pure: the I/O is in run.ts. */
 
+import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../kube/types.ts";
 import type { Snapshot } from "../../snapshot/schema.ts";
 import { describeExpression, evaluate, parseExpression } from "../expression.ts";
 import { lookupReading } from "../readings.ts";
@@ -17,25 +18,13 @@ export const GPU_OPERATOR_NAMESPACE = "gpu-operator";
 export const GPU_RESOURCE = "nvidia.com/gpu";
 export const VERSION_CONSTRAINT = "Deployment.gpu-operator.version";
 
-export interface PolicyLike {
-  metadata?: { name?: string };
-  status?: { state?: string };
-}
-
-export interface PodLike {
-  metadata?: { name?: string; labels?: Record<string, string> };
-  spec?: { containers?: { name?: string; image?: string }[] };
-  status?: { phase?: string };
-}
-
-export interface NodeLike {
-  metadata?: { name?: string; labels?: Record<string, string> };
-  status?: { allocatable?: Record<string, string>; capacity?: Record<string, string> };
-}
+/** Pods and nodes as the API's JSON carries them (kube/types.ts). */
+type Pod = Json<V1Pod>;
+type Node = Json<V1Node>;
 
 const HEALTHY_PHASES = new Set(["Running", "Succeeded"]);
 
-export function operatorHealth(policies: readonly PolicyLike[], pods: readonly PodLike[]): Verdict {
+export function operatorHealth(policies: readonly ClusterPolicy[], pods: readonly Pod[]): Verdict {
   const details = [
     ...policies.map((p) => `ClusterPolicy ${p.metadata?.name}: state ${p.status?.state ?? "(none)"}`),
     ...pods.map((p) => `pod ${GPU_OPERATOR_NAMESPACE}/${p.metadata?.name}: ${p.status?.phase ?? "Unknown"}`),
@@ -61,8 +50,8 @@ export function operatorHealth(policies: readonly PolicyLike[], pods: readonly P
   return { status: "passed", message: `ClusterPolicy ready; ${pods.length} operand pod(s) Running`, details };
 }
 
-const gpus = (n: NodeLike): number => Number(n.status?.allocatable?.[GPU_RESOURCE] ?? "0") || 0;
-const isGpuNode = (n: NodeLike): boolean =>
+const gpus = (n: Node): number => Number(n.status?.allocatable?.[GPU_RESOURCE] ?? "0") || 0;
+const isGpuNode = (n: Node): boolean =>
   n.metadata?.labels?.["nvidia.com/gpu.present"] === "true" ||
   Number(n.status?.capacity?.[GPU_RESOURCE] ?? 0) > 0;
 
@@ -73,7 +62,7 @@ export function snapshotGpuCount(snapshot: Snapshot): number | undefined {
   return text === undefined ? undefined : Number(text);
 }
 
-export function expectedResources(nodes: readonly NodeLike[], snapshot: Snapshot): Verdict {
+export function expectedResources(nodes: readonly Node[], snapshot: Snapshot): Verdict {
   const gpuNodes = nodes.filter(isGpuNode);
   const details = gpuNodes.map((n) => `node ${n.metadata?.name}: allocatable ${GPU_RESOURCE}=${gpus(n)}`);
   const source = String(snapshot.metadata["source-node"] ?? "");
@@ -118,11 +107,11 @@ export function imageTag(image: string): string | undefined {
   return at < 0 ? undefined : last.slice(at + 1);
 }
 
-const isOperatorPod = (p: PodLike): boolean =>
+const isOperatorPod = (p: Pod): boolean =>
   p.metadata?.labels?.app === "gpu-operator" ||
   p.metadata?.labels?.["app.kubernetes.io/name"] === "gpu-operator";
 
-export function gpuOperatorVersion(constraint: string | undefined, pods: readonly PodLike[]): Verdict {
+export function gpuOperatorVersion(constraint: string | undefined, pods: readonly Pod[]): Verdict {
   if (constraint === undefined)
     return { status: "skipped", message: `the recipe sets no ${VERSION_CONSTRAINT} constraint`, details: [] };
   const operator = pods.find(isOperatorPod);

@@ -1,6 +1,7 @@
 import { closeSync, constants, existsSync, openSync, writeSync } from "node:fs";
 import { AicrError, ExitStatus } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
+import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../kube/types.ts";
 import { parseSnapshot } from "../../snapshot/schema.ts";
 import { findValidator, VALIDATOR_ENV } from "../catalog.ts";
 import { pickDataKey } from "../inputs.ts";
@@ -9,10 +10,7 @@ import {
   expectedResources,
   GPU_OPERATOR_NAMESPACE,
   gpuOperatorVersion,
-  type NodeLike,
   operatorHealth,
-  type PodLike,
-  type PolicyLike,
   VERSION_CONSTRAINT,
   type Verdict,
 } from "./checks.ts";
@@ -42,7 +40,7 @@ async function readData(client: KubeClient, namespace: string, name: string, wha
 }
 
 const pods = (client: KubeClient) =>
-  client.list<PodLike>("v1", "Pod", { namespace: GPU_OPERATOR_NAMESPACE }).then((l) => l.items);
+  client.list<Json<V1Pod>>("v1", "Pod", { namespace: GPU_OPERATOR_NAMESPACE }).then((l) => l.items);
 
 /** Runs one built-in check with the pod's ServiceAccount: reads the run's two ConfigMaps, then the cluster. */
 export async function runValidatorCheck(
@@ -67,11 +65,11 @@ export async function runValidatorCheck(
   const recipe = parseRecipe(recipeText, `ConfigMap ${namespace}/${recipeName}`);
   switch (entry.name) {
     case "operator-health": {
-      const policies = await client.list<PolicyLike>("nvidia.com/v1", "ClusterPolicy");
+      const policies = await client.list<ClusterPolicy>("nvidia.com/v1", "ClusterPolicy");
       return operatorHealth(policies.items, await pods(client));
     }
     case "expected-resources": {
-      const nodes = await client.list<NodeLike>("v1", "Node");
+      const nodes = await client.list<Json<V1Node>>("v1", "Node");
       return expectedResources(nodes.items, snapshot);
     }
     default:

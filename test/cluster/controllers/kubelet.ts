@@ -64,6 +64,7 @@ export class Kubelet {
     this.stopped = true;
     for (const w of this.workers.values()) w.abort.abort();
     await Promise.all([...this.workers.values()].map((w) => w.done));
+    await this.opts.runtime.close?.();
   }
 
   // Simplification: a kubelet started against a store with Running pods runs their containers again.

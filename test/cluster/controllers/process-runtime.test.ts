@@ -29,6 +29,7 @@ function setup() {
         results.push(r);
         return r;
       },
+      close: () => runtime.close?.() ?? Promise.resolve(),
     },
   });
   stops.push(() => c.stop());

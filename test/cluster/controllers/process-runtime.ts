@@ -209,5 +209,11 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
       if (rootCopy) await rm(rootCopy, { recursive: true, force: true });
     }
   };
-  return opts.pull ? { run, pull } : { run };
+  /** Removes the temp directory it made (a given workDir is the caller's); the kubelets call it on stop. */
+  const close = async (): Promise<void> => {
+    const made = !opts.workDir && workDir ? await workDir.catch(() => undefined) : undefined;
+    workDir = undefined;
+    if (made) await rm(made, { recursive: true, force: true });
+  };
+  return opts.pull ? { run, pull, close } : { run, close };
 }

@@ -35,6 +35,8 @@ export interface ContainerRuntime {
    * for an image this runtime does not pull (it is "already present"), and throws when the pull fails.
    */
   pull?(image: string): Promise<boolean>;
+  /** Releases what the runtime holds (its work directory); called once by the kubelet's stop. */
+  close?(): Promise<void>;
 }
 
 export type PullOutcome = { ok: true; pulled: boolean } | { ok: false; message: string };

@@ -1,45 +1,18 @@
 /** Test helpers: wait for a store state by subscribing to its changes, with a bound but no sleeps. */
+import { untilStore } from "../../support/until.ts";
 import { type KObject, resource, Store } from "../store.ts";
 import { FakeClock } from "./clock.ts";
 
 /**
- * Resolves with check()'s first truthy value, re-checking on every store change (and on the given extra
- * signal). Rejects after timeoutMs — a failure bound for a stuck test, never part of an assertion.
+ * check()'s first truthy value, re-checked on every store change (test/support/until.ts). The bound
+ * stops a stuck test, never part of an assertion.
  */
-export function waitFor<T>(
+export const waitFor = <T>(
   store: Store,
   check: () => T | undefined | null | false,
   what = "condition",
   timeoutMs = 15000,
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    let unsubscribe = () => {};
-    const timer = setTimeout(() => {
-      unsubscribe();
-      reject(new Error(`timed out waiting for ${what}`));
-    }, timeoutMs);
-    const attempt = (): boolean => {
-      let v: T | undefined | null | false;
-      try {
-        v = check();
-      } catch (e) {
-        clearTimeout(timer);
-        unsubscribe();
-        reject(e);
-        return true;
-      }
-      if (!v) return false;
-      clearTimeout(timer);
-      unsubscribe();
-      resolve(v);
-      return true;
-    };
-    if (attempt()) return;
-    unsubscribe = store.subscribe(() => {
-      attempt();
-    });
-  });
-}
+) => untilStore({ store }, check, what, timeoutMs) as Promise<T>;
 
 export const R = {
   ns: resource("namespaces"),

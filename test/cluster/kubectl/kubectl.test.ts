@@ -1,8 +1,10 @@
 /** kubectl of the control plane's release against either backend: the same checks on both. */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { useCluster } from "../../support/cluster.ts";
+import { until, untilStore } from "../../support/until.ts";
 import { node } from "../nodes.ts";
 import { resource } from "../resources.ts";
-import { BACKENDS, CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../testbed.ts";
+import { BACKENDS } from "../testbed.ts";
 import { kubectl, kubectlStream } from "./kubectl.ts";
 
 const job = (name: string) => ({
@@ -12,24 +14,11 @@ const job = (name: string) => ({
   spec: { template: { spec: { restartPolicy: "Never", containers: [{ name: "main", image: "demo:1" }] } } },
 });
 
-/** Resolves once `cond` holds, re-checked on every change the store (or the real backend's mirror) applies. */
-function until(cluster: TestCluster, cond: () => boolean): Promise<void> {
-  if (cond()) return Promise.resolve();
-  return new Promise((resolve) => {
-    const stop = cluster.store.subscribe(() => {
-      if (!cond()) return;
-      stop();
-      resolve();
-    });
-  });
-}
-
 /** A bound on a stuck test only: every wait ends on a condition long before it. */
 const TIMEOUT = 60_000;
 
 for (const backend of BACKENDS)
   describe(`[${backend}] kubectl`, () => {
-    let cluster: TestCluster;
     let admin: string;
     let releaseSlow: () => void = () => {};
     const slowGate = new Promise<void>((resolve) => {
@@ -38,31 +27,29 @@ for (const backend of BACKENDS)
     /** A check the fake cannot pass (the reason is given where it is used); it runs on the real apiserver. */
     const realOnly = test.skipIf(backend === "fake");
 
+    // Before the cluster's stop (afterAll hooks run in the order registered): the slow pod waits on it.
+    afterAll(() => releaseSlow());
+    const cluster = useCluster(backend, {
+      https: true,
+      nodes: [node("node-1")],
+      runtime: () => async (ctx) => {
+        ctx.stdout(`hello from ${ctx.pod.metadata.name}\n`);
+        if (ctx.pod.metadata.labels?.["job-name"] === "slow") await slowGate;
+        return { exitCode: 0 };
+      },
+    });
     beforeAll(async () => {
-      cluster = await startTestCluster(backend, {
-        https: true,
-        nodes: [node("node-1")],
-        runtime: () => async (ctx) => {
-          ctx.stdout(`hello from ${ctx.pod.metadata.name}\n`);
-          if (ctx.pod.metadata.labels?.["job-name"] === "slow") await slowGate;
-          return { exitCode: 0 };
-        },
-      });
-      admin = cluster.kubeconfigFor("admin");
+      admin = cluster().kubeconfigFor("admin");
       for (const [name, labels] of [
         ["web", { app: "web", tier: "front" }],
         ["db", { app: "db" }],
       ] as const) {
-        await cluster.store.create(resource("configmaps"), {
+        await cluster().store.create(resource("configmaps"), {
           metadata: { name, namespace: "default", labels },
           data: { key: name },
         });
       }
-    }, CLUSTER_HOOK_MS);
-    afterAll(async () => {
-      releaseSlow();
-      await cluster?.stop();
-    }, CLUSTER_HOOK_MS);
+    });
 
     test(
       "get with label selectors, by short name",
@@ -118,15 +105,16 @@ for (const backend of BACKENDS)
     test(
       "delete",
       async () => {
-        await cluster.store.create(resource("configmaps"), {
+        await cluster().store.create(resource("configmaps"), {
           metadata: { name: "doomed", namespace: "default" },
         });
         const res = await kubectl(admin, ["delete", "cm", "doomed"]);
         expect(res).toMatchObject({ code: 0, stdout: 'configmap "doomed" deleted from default namespace\n' });
         // kubectl returns once the apiserver has removed it; the real backend's mirror learns it by watch.
-        await until(
-          cluster,
-          () => cluster.store.find(resource("configmaps"), "default", "doomed") === undefined,
+        await untilStore(
+          cluster(),
+          () => cluster().store.find(resource("configmaps"), "default", "doomed") === undefined,
+          "the ConfigMap doomed gone",
         );
       },
       TIMEOUT,
@@ -139,16 +127,19 @@ for (const backend of BACKENDS)
         const sa = ["--as", "system:serviceaccount:default:default"];
         const denied = await kubectl(admin, ["auth", "can-i", "list", "pods", ...sa]);
         expect(denied).toMatchObject({ code: 1, stdout: "no\n" });
-        await cluster.store.create(resource("rolebindings"), {
+        await cluster().store.create(resource("rolebindings"), {
           metadata: { name: "sa-view", namespace: "default" },
           roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: "view" },
           subjects: [{ kind: "ServiceAccount", name: "default", namespace: "default" }],
         });
         // The real apiserver's RBAC authorizer reads bindings from its own informer, a moment behind the write.
         expect(
-          await eventually(
+          await until(
             () => kubectl(admin, ["auth", "can-i", "list", "pods", ...sa]),
-            (r) => r.code === 0,
+            "kubectl auth can-i: yes",
+            {
+              accept: (r) => r.code === 0,
+            },
           ),
         ).toMatchObject({
           code: 0,
@@ -163,9 +154,12 @@ for (const backend of BACKENDS)
     realOnly(
       "wait --for=condition=complete job/… returns once the Job completes",
       async () => {
-        await cluster.store.create(resource("jobs"), job("slow"));
+        await cluster().store.create(resource("jobs"), job("slow"));
         const wait = kubectlStream(admin, ["wait", "--for=condition=complete", "job/slow", "--timeout=60s"]);
-        await cluster.log.waitFor((e) => e.verb === "watch" && e.path.endsWith("/jobs"));
+        await until(
+          () => cluster().log.entries.find((e) => e.verb === "watch" && e.path.endsWith("/jobs")),
+          "kubectl's Job watch",
+        );
         expect(wait.output).toBe("");
         releaseSlow();
         expect(await wait.proc.exited).toBe(0);
@@ -177,11 +171,14 @@ for (const backend of BACKENDS)
     test(
       "field selectors on a finished Job's pods, logs, describe",
       async () => {
-        await cluster.store.create(resource("jobs"), job("quick"));
-        await until(cluster, () =>
-          (cluster.store.find(resource("jobs"), "default", "quick")?.status?.conditions ?? []).some(
-            (c: { type: string; status: string }) => c.type === "Complete" && c.status === "True",
-          ),
+        await cluster().store.create(resource("jobs"), job("quick"));
+        await untilStore(
+          cluster(),
+          () =>
+            (cluster().store.find(resource("jobs"), "default", "quick")?.status?.conditions ?? []).some(
+              (c: { type: string; status: string }) => c.type === "Complete" && c.status === "True",
+            ),
+          "the Job quick Complete",
         );
         const pods = await kubectl(admin, [
           "get",
@@ -224,15 +221,21 @@ for (const backend of BACKENDS)
           "--output-watch-events",
           "--no-headers",
         ]);
-        await cluster.log.waitFor(
-          (e) =>
-            e.verb === "watch" && e.path.endsWith("/configmaps") && e.query.labelSelector === "app=watched",
+        await until(
+          () =>
+            cluster().log.entries.find(
+              (e) =>
+                e.verb === "watch" &&
+                e.path.endsWith("/configmaps") &&
+                e.query.labelSelector === "app=watched",
+            ),
+          "kubectl's ConfigMap watch",
         );
-        await cluster.store.create(resource("configmaps"), {
+        await cluster().store.create(resource("configmaps"), {
           metadata: { name: "seen", namespace: "default", labels: { app: "watched" } },
         });
         await watch.until((s) => /ADDED\s+seen/.test(s));
-        await cluster.store.delete(resource("configmaps"), "default", "seen");
+        await cluster().store.delete(resource("configmaps"), "default", "seen");
         await watch.until((s) => /DELETED\s+seen/.test(s));
         watch.proc.kill();
         await watch.proc.exited;
@@ -243,10 +246,10 @@ for (const backend of BACKENDS)
     test(
       "client certificates authenticate as CN with O as groups",
       async () => {
-        cluster.addUser("carol", ["readers"]);
-        const res = await kubectl(cluster.kubeconfigFor("carol", { auth: "certificate" }), ["get", "cm"]);
+        cluster().addUser("carol", ["readers"]);
+        const res = await kubectl(cluster().kubeconfigFor("carol", { auth: "certificate" }), ["get", "cm"]);
         expect(res.stderr).toContain('User "carol" cannot list resource "configmaps"');
-        const logged = cluster.log.byUser("carol").at(-1);
+        const logged = cluster().log.byUser("carol").at(-1);
         expect(logged?.groups).toEqual(["readers", "system:authenticated"]);
       },
       TIMEOUT,
@@ -260,13 +263,14 @@ for (const backend of BACKENDS)
         expect(cm).toMatchObject({ code: 0, stdout: "configmap/pb created\n" });
         const sa = await kubectl(admin, ["create", "sa", "x"]);
         expect(sa).toMatchObject({ code: 0, stdout: "serviceaccount/x created\n" });
-        await until(
-          cluster,
+        await untilStore(
+          cluster(),
           () =>
-            cluster.store.find(resource("serviceaccounts"), "default", "x") !== undefined &&
-            cluster.store.find(resource("configmaps"), "default", "pb") !== undefined,
+            cluster().store.find(resource("serviceaccounts"), "default", "x") !== undefined &&
+            cluster().store.find(resource("configmaps"), "default", "pb") !== undefined,
+          "the ServiceAccount x and the ConfigMap pb",
         );
-        expect(cluster.store.get(resource("configmaps"), "default", "pb").data).toEqual({ k: "v" });
+        expect(cluster().store.get(resource("configmaps"), "default", "pb").data).toEqual({ k: "v" });
       },
       TIMEOUT,
     );
@@ -337,16 +341,3 @@ for (const backend of BACKENDS)
       TIMEOUT,
     );
   });
-
-/**
- * Re-runs `run` until `ok` holds: for what the real apiserver's authorizer reads from its own informer,
- * which follows a write by a moment and tells no client when (the fake passes at the first run). After
- * 100 runs it returns the last answer, for the assertion to show.
- */
-async function eventually<T>(run: () => Promise<T>, ok: (r: T) => boolean): Promise<T> {
-  for (let i = 0; ; i++) {
-    const r = await run();
-    if (ok(r) || i === 100) return r;
-    await Bun.sleep(50);
-  }
-}

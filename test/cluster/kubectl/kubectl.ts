@@ -3,18 +3,20 @@
  * event loop). The kubectl is the one built with the control plane from the same Kubernetes release
  * (test/control-plane/build.ts; built on first use), never whatever a machine has installed.
  */
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { controlPlaneBinary } from "../../control-plane/build.ts";
+import { type ChangeFeed, until } from "../../support/until.ts";
 
 export const KUBECTL: string = (await controlPlaneBinary()).kubectl;
-/** kubectl's discovery and OpenAPI cache, keyed by host:port: per test process, so a port reused by another backend never reads a stale one. */
-const CACHE_DIR = mkdtempSync(join(tmpdir(), "aicr-kubectl-cache-"));
+/**
+ * kubectl's discovery and OpenAPI cache (keyed by host:port) goes beside the kubeconfig, in the
+ * cluster's own directory: per cluster, so a port reused by another cluster never reads a stale one,
+ * and removed when the cluster stops.
+ */
 const env = (kubeconfig: string) => ({
   ...process.env,
   KUBECONFIG: kubeconfig,
-  KUBECACHEDIR: CACHE_DIR,
+  KUBECACHEDIR: join(dirname(kubeconfig), "kubectl-cache"),
   NO_COLOR: "1",
 });
 
@@ -47,17 +49,18 @@ export function kubectlStream(kubeconfig: string, args: string[]) {
     stderr: "pipe",
   });
   let out = "";
-  const waiters: { test: (s: string) => boolean; resolve: () => void }[] = [];
+  const listeners = new Set<() => void>();
+  const output: ChangeFeed = {
+    subscribe(listener) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
+  };
   void (async () => {
     const decoder = new TextDecoder();
     for await (const chunk of proc.stdout) {
       out += decoder.decode(chunk, { stream: true });
-      for (const w of [...waiters]) {
-        if (w.test(out)) {
-          waiters.splice(waiters.indexOf(w), 1);
-          w.resolve();
-        }
-      }
+      for (const l of [...listeners]) l();
     }
   })();
   return {
@@ -65,9 +68,13 @@ export function kubectlStream(kubeconfig: string, args: string[]) {
     get output() {
       return out;
     },
-    until(test: (s: string) => boolean): Promise<void> {
-      if (test(out)) return Promise.resolve();
-      return new Promise((resolve) => waiters.push({ test, resolve }));
+    /** Resolves once `test` holds for the output so far (re-checked on every chunk). */
+    async until(test: (s: string) => boolean, what = `kubectl ${args.join(" ")} output`): Promise<void> {
+      await until(
+        () => test(out),
+        () => `${what}; so far:\n${out}`,
+        { on: output },
+      );
     },
   };
 }

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { parseSnapshot } from "../../../src/snapshot/schema.ts";
 import { KUBERNETES_VERSION } from "../../control-plane/build.ts";
 import { AICR, baseEnv, ensureBuilt, ROOT } from "../../e2e/_aicr.ts";
+import { until } from "../../support/until.ts";
 import { BACKENDS } from "../testbed.ts";
 import { kubectl } from "./kubectl.ts";
 
@@ -73,11 +74,14 @@ for (const backend of BACKENDS) {
     /**
      * Waits until no object of the run is left: a Job deleted in the foreground and its pods end a
      * moment after aicr returns. The spawned cluster has no store to subscribe to, so kubectl asks
-     * again until the answer is empty (the test's timeout bounds it).
+     * again until the answer is empty.
      */
-    const nothingLeft = async (id: string): Promise<void> => {
-      while ((await objectsOfRun(id)) !== "") await Bun.sleep(200);
-    };
+    const nothingLeft = (id: string) =>
+      until(() => objectsOfRun(id), `no object of run ${id} left`, {
+        ms: 60_000,
+        everyMs: 200,
+        accept: (s) => s === "",
+      });
 
     beforeAll(async () => {
       await ensureBuilt();

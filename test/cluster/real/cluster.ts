@@ -70,6 +70,7 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
       () =>
         store.find(resource("serviceaccounts"), "default", "default") !== undefined &&
         store.find(resource("configmaps"), "default", "kube-root-ca.crt") !== undefined,
+      "the default ServiceAccount and kube-root-ca.crt",
     );
     for (const o of options.objects ?? []) await store.create(resource(o.resource), o.object);
 
@@ -111,7 +112,7 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
         const taints: { key: string }[] = o?.spec?.taints ?? [];
         return ready && !taints.some((t) => t.key.startsWith("node.kubernetes.io/"));
       };
-      await store.until(() => names.every(usable));
+      await store.until(() => names.every(usable), `nodes ${names.join(", ")} Ready and untainted`);
     } else {
       for (const n of options.nodes ?? []) await store.create(resource("nodes"), n);
     }

@@ -1,7 +1,8 @@
 /**
  * startControlPlane: etcd, kube-apiserver, kube-controller-manager and kube-scheduler, built from
  * Kubernetes' own modules (test/control-plane), as child processes of one `control-plane up`. It dies
- * with this process: `up` stops everything when its standard input closes.
+ * with this process: `up` stops everything when its standard input closes, and its directory goes
+ * with it.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
@@ -42,6 +43,24 @@ export function freePort(): Promise<number> {
 let spare: Promise<ControlPlane> | undefined;
 
 /**
+ * `control-plane up` under a shell that removes its directory once it has exited, however that comes
+ * about: stop() (SIGTERM, passed on), or the end of this process closing its stdin — bun test runs no
+ * exit hooks, and the spare nobody takes is stopped only that way. argv: binary, dir, port.
+ */
+const SUPERVISE = [
+  `trap 'kill -TERM "$up" 2>/dev/null; wait "$up"; rm -rf "$1"; exit 143' TERM INT`,
+  // A background command's stdin is /dev/null unless redirected: hand it ours through fd 3.
+  "exec 3<&0",
+  `"$0" up --dir "$1" --port "$2" <&3 3<&- &`,
+  "exec 3<&-",
+  "up=$!",
+  `wait "$up"`,
+  "code=$?",
+  `rm -rf "$1"`,
+  `exit "$code"`,
+].join("\n");
+
+/**
  * A control plane for a new test cluster. Inside `bun test`, one spare is started in the background
  * once the one handed out is ready, so the next cluster (the next test file, or the next test of a
  * suite that starts one per test) does not wait the 3–5 s an apiserver takes to come up. A spare
@@ -68,7 +87,7 @@ export async function startControlPlane(users: StaticUser[]): Promise<ControlPla
   const port = await freePort();
   const url = `https://127.0.0.1:${port}`;
   const files = layOut(dir, url, users);
-  const proc = Bun.spawn([bin.controlPlane, "up", "--dir", dir, "--port", String(port)], {
+  const proc = Bun.spawn(["sh", "-c", SUPERVISE, bin.controlPlane, dir, String(port)], {
     stdin: "pipe",
     stdout: "pipe",
     stderr: "pipe",

@@ -1,4 +1,6 @@
 /** CustomResourceDefinitions the suites need on the real apiserver: the GPU Operator's ClusterPolicy. */
+
+import { until } from "../../support/until.ts";
 import type { KObject } from "../objects.ts";
 import type { AdminHttp } from "./admin-http.ts";
 
@@ -43,20 +45,19 @@ export async function installCrd(http: AdminHttp, crd: KObject): Promise<void> {
   } catch (e) {
     if ((e as { code?: number }).code !== 409) throw e;
   }
-  for (let i = 0; i < 600; i++) {
-    const got = (await http.request("GET", `${path}/${crd.metadata.name}`)) as KObject;
-    const established = (got.status?.conditions ?? []).some(
-      (c: { type: string; status: string }) => c.type === "Established" && c.status === "True",
-    );
-    if (established) {
+  const spec = crd.spec as { group: string; names: { plural: string }; versions: { name: string }[] };
+  await until(
+    async () => {
+      const got = (await http.request("GET", `${path}/${crd.metadata.name}`)) as KObject;
+      const established = (got.status?.conditions ?? []).some(
+        (c: { type: string; status: string }) => c.type === "Established" && c.status === "True",
+      );
       // Discovery and the REST handler follow the condition by a moment: wait until a list answers.
-      const spec = crd.spec as { group: string; names: { plural: string }; versions: { name: string }[] };
-      try {
+      if (established)
         await http.request("GET", `/apis/${spec.group}/${spec.versions[0]!.name}/${spec.names.plural}`);
-        return;
-      } catch {}
-    }
-    await Bun.sleep(50);
-  }
-  throw new Error(`CRD ${crd.metadata.name} did not become Established`);
+      return established;
+    },
+    `CRD ${crd.metadata.name} Established and served`,
+    { everyMs: 50 },
+  );
 }

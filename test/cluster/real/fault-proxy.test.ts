@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { KubeClient } from "../../../src/kube/client.ts";
+import { until } from "../../support/until.ts";
 import { clientCert, pki } from "../certs.ts";
 import { Faults } from "../faults.ts";
 import { lineStream } from "../http-client.ts";
@@ -79,14 +80,6 @@ function wire(base: string, creds: Creds = {}) {
       return lineStream(res, abort);
     },
   };
-}
-
-async function waitUntil(what: string, cond: () => boolean | Promise<boolean>, limitMs = 60_000) {
-  const deadline = Date.now() + limitMs;
-  while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-    await Bun.sleep(25);
-  }
 }
 
 interface AuditEvent {
@@ -192,7 +185,11 @@ describe("identity: the apiserver sees the proxy's client", () => {
     "a ServiceAccount token (JWT) is itself; the log reads its claims",
     async () => {
       const sa = "/api/v1/namespaces/default/serviceaccounts/default";
-      await waitUntil("the default ServiceAccount exists", async () => (await direct.get(sa)).status === 200);
+      await until(
+        async () => (await direct.get(sa)).status === 200,
+        "the default ServiceAccount exists",
+        60_000,
+      );
       const tr = await direct.post(`${sa}/token`, {
         apiVersion: "authentication.k8s.io/v1",
         kind: "TokenRequest",
@@ -333,7 +330,7 @@ describe("faults", () => {
       const fault = faults.add({ method: "GET", path: `${CM}/fp-slow`, latencyMs: 3000 });
       const order: string[] = [];
       const slow = admin.get(`${CM}/fp-slow`).then((r) => order.push(`slow ${r.status}`));
-      await waitUntil("the slow request is held", () => fault.matched === 1);
+      await until(() => fault.matched === 1, "the slow request is held", 60_000);
       await admin.get(`${CM}/fp-slow-other`).then((r) => order.push(`fast ${r.status}`));
       await slow;
       expect(order).toEqual(["fast 404", "slow 200"]);
@@ -354,7 +351,7 @@ describe("faults", () => {
       });
       const fault = faults.add({ method: "GET", path: `${CM}/fp-held`, holdUntil: gate });
       const held = admin.get(`${CM}/fp-held`);
-      await waitUntil("the request is held", () => fault.matched === 1);
+      await until(() => fault.matched === 1, "the request is held", 60_000);
       expect((await direct.post(CM, cm("fp-held"))).status).toBe(201);
       release();
       const r = await held;
@@ -403,7 +400,7 @@ describe("faults", () => {
       expect(await w.next()).toBeUndefined();
       // The cut closed the upstream watch too.
       const stages = () => audit((e) => e.requestURI === uri).map((e) => e.stage);
-      await waitUntil("the upstream watch is closed", () => stages().length === 2);
+      await until(() => stages().length === 2, "the upstream watch is closed", 60_000);
       expect(stages()).toEqual(["ResponseStarted", "ResponseComplete"]);
       expect(log.requestsOn(CM, "GET").map((e) => [e.verb, e.status, e.fault])).toEqual([
         ["list", 200, undefined],
@@ -465,7 +462,7 @@ describe("streaming", () => {
       const ev = JSON.parse((await w.next())!);
       expect(ev).toMatchObject({ type: "ADDED", object: { metadata: { name: "fp-streamed" } } });
       w.close();
-      await waitUntil("the upstream watch is closed", () => stages().length === 2);
+      await until(() => stages().length === 2, "the upstream watch is closed", 60_000);
       expect(stages()).toEqual(["ResponseStarted admin", "ResponseComplete admin"]);
     },
     SLOW,

@@ -4,6 +4,7 @@
  * from the TokenRequest API, and deletion. Every wait is on a condition with a bound; nothing is timed.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { until } from "../../support/until.ts";
 import { clientCert } from "../certs.ts";
 import { processRuntime } from "../controllers/process-runtime.ts";
 import type { RunFunction } from "../controllers/runtime.ts";
@@ -14,6 +15,8 @@ import { type RealKubelet, startRealKubelet } from "./kubelet.ts";
 const NS = "kubelet-test";
 const UNPULLABLE = "registry.invalid/missing:1";
 const BOUND_MS = 60_000;
+/** How the waits below ask again: the real apiserver (or `ps`) every 200 ms, for at most BOUND_MS. */
+const POLL = { ms: BOUND_MS, everyMs: 200 };
 const T = 120_000;
 
 let cp: ControlPlane;
@@ -57,22 +60,6 @@ async function api(method: string, path: string, body?: unknown): Promise<{ stat
   } as RequestInit);
   const text = await res.text();
   return { status: res.status, body: text.startsWith("{") ? JSON.parse(text) : text };
-}
-
-/** Re-runs `check` until it returns a value (not undefined); the bound only stops a stuck test. */
-async function until<T>(what: string, check: () => Promise<T | undefined>, bound = BOUND_MS): Promise<T> {
-  const deadline = Date.now() + bound;
-  let last: unknown;
-  for (;;) {
-    try {
-      const v = await check();
-      if (v !== undefined) return v;
-    } catch (err) {
-      last = err;
-    }
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last ? `: ${last}` : ""}`);
-    await Bun.sleep(200);
-  }
 }
 
 /** Every version of one pod from `resourceVersion` on, until `done` says stop (or it is DELETED). */
@@ -143,10 +130,14 @@ async function createPod(body: ReturnType<typeof pod>): Promise<string> {
 
 const getPod = async (name: string) => (await api("GET", `/api/v1/namespaces/${NS}/pods/${name}`)).body;
 const phaseIs = (name: string, ...phases: string[]) =>
-  until(`pod ${name} in ${phases}`, async () => {
-    const p = await getPod(name);
-    return phases.includes(p.status?.phase) ? p : undefined;
-  });
+  until(
+    async () => {
+      const p = await getPod(name);
+      return phases.includes(p.status?.phase) ? p : undefined;
+    },
+    `pod ${name} in ${phases}`,
+    POLL,
+  );
 const processArgs = () =>
   Bun.spawnSync(["ps", "-eo", "args"], { stdout: "pipe" }).stdout.toString().split("\n");
 
@@ -170,8 +161,13 @@ beforeAll(async () => {
   expect((await api("POST", "/api/v1/namespaces", { metadata: { name: NS } })).status).toBe(201);
   // Pods need the namespace's default ServiceAccount (serviceaccount controller); kube-root-ca.crt
   // (root-ca-cert-publisher) the kubelet waits for itself, retrying the volume as a real one does.
-  await until("the default ServiceAccount", async () =>
-    (await api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200 ? true : undefined,
+  await until(
+    async () =>
+      (await api("GET", `/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200
+        ? true
+        : undefined,
+    "the default ServiceAccount",
+    POLL,
   );
   const cm = { metadata: { name: "cfg" }, data: { greeting: "hello", CFG_COLOR: "green" } };
   expect((await api("POST", `/api/v1/namespaces/${NS}/configmaps`, cm)).status).toBe(201);
@@ -190,13 +186,17 @@ describe("process kubelet on the real control plane", () => {
     "registers the nodes Ready with capacity, taints, addresses, the log port and a lease",
     async () => {
       // The TaintNodesByCondition admission plugin taints new nodes not-ready; nodelifecycle lifts it.
-      const nodes = await until("nodes without the not-ready taint", async () => {
-        const items: any[] = (await api("GET", "/api/v1/nodes")).body.items;
-        const notReady = items.some((n) =>
-          (n.spec.taints ?? []).some((t: any) => t.key.startsWith("node.kubernetes.io/")),
-        );
-        return items.length === 3 && !notReady ? items : undefined;
-      });
+      const nodes = await until(
+        async () => {
+          const items: any[] = (await api("GET", "/api/v1/nodes")).body.items;
+          const notReady = items.some((n) =>
+            (n.spec.taints ?? []).some((t: any) => t.key.startsWith("node.kubernetes.io/")),
+          );
+          return items.length === 3 && !notReady ? items : undefined;
+        },
+        "nodes without the not-ready taint",
+        POLL,
+      );
       const byName = Object.fromEntries(nodes.map((n) => [n.metadata.name, n]));
       for (const n of nodes) {
         const ready = n.status.conditions.find((c: any) => c.type === "Ready");
@@ -253,12 +253,16 @@ describe("process kubelet on the real control plane", () => {
         },
       };
       expect((await api("POST", `/apis/batch/v1/namespaces/${NS}/jobs`, job)).status).toBe(201);
-      const done = await until("job env-job Complete", async () => {
-        const j = (await api("GET", `/apis/batch/v1/namespaces/${NS}/jobs/env-job`)).body;
-        return (j.status?.conditions ?? []).some((c: any) => c.type === "Complete" && c.status === "True")
-          ? j
-          : undefined;
-      });
+      const done = await until(
+        async () => {
+          const j = (await api("GET", `/apis/batch/v1/namespaces/${NS}/jobs/env-job`)).body;
+          return (j.status?.conditions ?? []).some((c: any) => c.type === "Complete" && c.status === "True")
+            ? j
+            : undefined;
+        },
+        "job env-job Complete",
+        POLL,
+      );
       expect(done.status.succeeded).toBe(1);
       const pods: any[] = (await api("GET", `/api/v1/namespaces/${NS}/pods?labelSelector=job-name%3Denv-job`))
         .body.items;
@@ -375,10 +379,14 @@ describe("process kubelet on the real control plane", () => {
     async () => {
       await createPod(pod("chatty", { image: "example.com/chatty:1" }));
       await phaseIs("chatty", "Running");
-      const all = await until("three lines", async () => {
-        const r = await kubectl("logs", "-n", NS, "chatty");
-        return r.stdout === "line 1\nline 2\nline 3\n" ? r : undefined;
-      });
+      const all = await until(
+        async () => {
+          const r = await kubectl("logs", "-n", NS, "chatty");
+          return r.stdout === "line 1\nline 2\nline 3\n" ? r : undefined;
+        },
+        "three lines",
+        POLL,
+      );
       expect(all.code).toBe(0);
       expect((await kubectl("logs", "-n", NS, "chatty", "--tail=1")).stdout).toBe("line 3\n");
       const stamped = (await kubectl("logs", "-n", NS, "chatty", "--timestamps", "--tail=2")).stdout;
@@ -470,7 +478,11 @@ describe("process kubelet on the real control plane", () => {
         pod("sleeper", { image: "example.com/sh:1", command: ["sh", "-c", "echo started; exec sleep 6017"] }),
       );
       await phaseIs("sleeper", "Running");
-      await until("the sleep process", async () => (processArgs().includes("sleep 6017") ? true : undefined));
+      await until(
+        async () => (processArgs().includes("sleep 6017") ? true : undefined),
+        "the sleep process",
+        POLL,
+      );
       const del = await api("DELETE", `/api/v1/namespaces/${NS}/pods/sleeper`);
       expect(del.body.metadata.deletionGracePeriodSeconds).toBe(30);
       const seen = await podHistory("sleeper", del.body.metadata.resourceVersion, () => false);
@@ -490,12 +502,18 @@ describe("process kubelet on the real control plane", () => {
     async () => {
       await createPod(pod("forced", { image: "example.com/sh:1", command: ["sh", "-c", "exec sleep 6018"] }));
       await phaseIs("forced", "Running");
-      await until("the sleep process", async () => (processArgs().includes("sleep 6018") ? true : undefined));
+      await until(
+        async () => (processArgs().includes("sleep 6018") ? true : undefined),
+        "the sleep process",
+        POLL,
+      );
       const del = await api("DELETE", `/api/v1/namespaces/${NS}/pods/forced`, { gracePeriodSeconds: 0 });
       expect(del.status).toBe(200);
       expect((await api("GET", `/api/v1/namespaces/${NS}/pods/forced`)).status).toBe(404);
-      await until("the sleep process to end", async () =>
-        processArgs().includes("sleep 6018") ? undefined : true,
+      await until(
+        async () => (processArgs().includes("sleep 6018") ? undefined : true),
+        "the sleep process to end",
+        POLL,
       );
     },
     T,
@@ -505,12 +523,16 @@ describe("process kubelet on the real control plane", () => {
     "the leases are renewed and the nodes stay Ready, never tainted unreachable",
     async () => {
       for (const name of ["gpu-1", "gpu-2", "cpu-1"]) {
-        await until(`lease ${name} renewed`, async () => {
-          const lease = (
-            await api("GET", `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`)
-          ).body;
-          return lease.spec.renewTime !== firstRenewTime[name] ? true : undefined;
-        });
+        await until(
+          async () => {
+            const lease = (
+              await api("GET", `/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/leases/${name}`)
+            ).body;
+            return lease.spec.renewTime !== firstRenewTime[name] ? true : undefined;
+          },
+          `lease ${name} renewed`,
+          POLL,
+        );
       }
       for (const n of (await api("GET", "/api/v1/nodes")).body.items) {
         expect(n.status.conditions.find((c: any) => c.type === "Ready").status).toBe("True");

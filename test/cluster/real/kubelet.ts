@@ -76,6 +76,7 @@ export async function startRealKubelet(opts: RealKubeletOptions): Promise<RealKu
     stopped ??= (async () => {
       await Promise.all(agents.map((a) => a.stop()));
       await logs.close();
+      await opts.runtime.close?.();
       rmSync(workDir, { recursive: true, force: true });
     })();
     return stopped;

@@ -1,10 +1,12 @@
 /**
  * MirrorStore: the real backend's `cluster.store`. Reads (find/get/list) are synchronous, from a cache
  * kept by list+watch of every mirrored resource, as an informer keeps one; `subscribe` fires after each
- * applied event, so the suites' `until(cluster, cond)` waits work unchanged. Writes go to the real
- * apiserver as admin (not through the fault proxy, like the fake's direct store writes: they are not in
- * the request log) and resolve once the cache holds their result (read-your-writes).
+ * applied event, so the suites' `untilStore(cluster, …)` waits (test/support/until.ts) work unchanged.
+ * Writes go to the real apiserver as admin (not through the fault proxy, like the fake's direct store
+ * writes: they are not in the request log) and resolve once the cache holds their result
+ * (read-your-writes).
  */
+import { untilStore } from "../../support/until.ts";
 import { ApiStatusError, notFound } from "../errors.ts";
 import { supportedFields } from "../fields.ts";
 import type { DeleteOptions, KObject } from "../objects.ts";
@@ -208,15 +210,8 @@ export class MirrorStore implements StoreView {
   }
 
   /** Resolves when `cond` holds on the cache (checked now and after every applied event). */
-  until(cond: () => boolean): Promise<void> {
-    if (cond()) return Promise.resolve();
-    return new Promise((resolve) => {
-      const stop = this.subscribe(() => {
-        if (!cond()) return;
-        stop();
-        resolve();
-      });
-    });
+  async until(cond: () => boolean, what = "the mirror to catch up", ms = 60_000): Promise<void> {
+    await untilStore({ store: this }, cond, what, ms);
   }
 
   /**

@@ -1,12 +1,5 @@
 import { describe, expect, test } from "bun:test";
 import { type AgentJobInput, buildAgentJob, mergeResources } from "../../../src/agent/job-spec.ts";
-import {
-  buildClusterRole,
-  buildClusterRoleBinding,
-  buildRole,
-  buildRoleBinding,
-  buildServiceAccount,
-} from "../../../src/agent/rbac-objects.ts";
 import { runNames } from "../../../src/run/names.ts";
 
 const RUN = "20260821-142233-9f3a1c0b7e2d4a55";
@@ -162,44 +155,14 @@ describe("agent Job", () => {
   });
 });
 
-describe("run RBAC objects", () => {
-  const m = { names, namespace: "ns", labels };
+test("the Job carries a non-blocking ownerReference to the run's anchor", () => {
   const anchor = {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
     name: names.clusterRole,
     uid: "u-1",
   };
-
-  test("the Role has 2 rules, the ClusterRole 6, or 15 with discover-network", () => {
-    expect(buildRole(m).rules).toHaveLength(2);
-    expect(buildClusterRole({ ...m, discoverNetwork: false }).rules).toHaveLength(6);
-    expect(buildClusterRole({ ...m, discoverNetwork: true }).rules).toHaveLength(15);
-  });
-
-  test("bindings point at the run's own roles and ServiceAccount", () => {
-    expect(buildRoleBinding(m).roleRef).toEqual({
-      apiGroup: "rbac.authorization.k8s.io",
-      kind: "Role",
-      name: names.serviceAccount,
-    });
-    expect(buildClusterRoleBinding(m).roleRef.name).toBe(names.clusterRole);
-    expect(buildClusterRoleBinding(m).subjects).toEqual([
-      { kind: "ServiceAccount", name: names.serviceAccount, namespace: "ns" },
-    ]);
-  });
-
-  test("dependents carry a non-blocking ownerReference to the anchor; the anchor carries none", () => {
-    for (const obj of [
-      buildServiceAccount({ ...m, owner: anchor }),
-      buildRole({ ...m, owner: anchor }),
-      buildClusterRoleBinding({ ...m, owner: anchor }),
-    ]) {
-      expect((obj.metadata as any).ownerReferences).toEqual([{ ...anchor, blockOwnerDeletion: false }]);
-    }
-    expect(
-      (buildClusterRole({ ...m, discoverNetwork: false }).metadata as any).ownerReferences,
-    ).toBeUndefined();
-    expect((buildAgentJob({ ...base, owner: anchor }).metadata as any).ownerReferences[0].uid).toBe("u-1");
-  });
+  expect(buildAgentJob({ ...base, owner: anchor }).metadata.ownerReferences).toEqual([
+    { ...anchor, blockOwnerDeletion: false },
+  ]);
 });

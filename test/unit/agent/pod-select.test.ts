@@ -1,5 +1,8 @@
 import { describe, expect, test } from "bun:test";
-import { ownedByJob, type PodLike, pickOwnedPod } from "../../../src/agent/pod-select.ts";
+import { ownedByJob, pickOwnedPod } from "../../../src/agent/pod-select.ts";
+import type { Json, V1Pod } from "../../../src/kube/types.ts";
+
+type Pod = Json<V1Pod>;
 
 const JOB = "job-uid-a";
 const OTHER = "job-uid-b";
@@ -15,7 +18,7 @@ function pod(
     deleting?: boolean;
     labels?: Record<string, string>;
   } = {},
-): PodLike & { metadata: { name: string; labels?: Record<string, string> } } {
+): Pod & { metadata: { name: string; labels?: Record<string, string> } } {
   return {
     metadata: {
       name,
@@ -27,7 +30,9 @@ function pod(
           ? []
           : [
               {
+                apiVersion: "batch/v1",
                 kind: o.kind ?? "Job",
+                name: "agent",
                 uid: o.owner,
                 ...(o.controller === undefined ? {} : { controller: o.controller }),
               },
@@ -38,7 +43,7 @@ function pod(
 }
 
 describe("ownedByJob", () => {
-  const rows: [string, PodLike, string, boolean][] = [
+  const rows: [string, Pod, string, boolean][] = [
     ["matching controller reference", pod("p", { owner: JOB, controller: true }), JOB, true],
     ["another Job's UID", pod("p", { owner: OTHER, controller: true }), JOB, false],
     ["a non-controller reference", pod("p", { owner: JOB, controller: false }), JOB, false],

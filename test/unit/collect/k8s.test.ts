@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { collectK8s } from "../../../src/collect/k8s.ts";
 import { addPodImages, flattenSpec, parseImage, providerOf } from "../../../src/collect/k8s-parse.ts";
-import type { PodLike } from "../../../src/collect/k8s-source.ts";
 import type { Readings } from "../../../src/collect/types.ts";
+import type { Json, V1Pod } from "../../../src/kube/types.ts";
 import { FakeCluster, gpuNode } from "./fake-cluster.ts";
 import { captureLog, collectorOptions } from "./helpers.ts";
 
@@ -24,15 +24,15 @@ describe("image parsing", () => {
   });
 
   test("containers, init and ephemeral containers all count", () => {
-    const pods: PodLike[] = [
+    const pods: Json<V1Pod>[] = [
       {
         spec: {
-          containers: [{ image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0" }],
-          initContainers: [{ image: "nvcr.io/nvidia/cuda:12.8.0-base-ubi9" }],
-          ephemeralContainers: [{ image: "busybox" }],
+          containers: [{ name: "plugin", image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.0" }],
+          initContainers: [{ name: "init", image: "nvcr.io/nvidia/cuda:12.8.0-base-ubi9" }],
+          ephemeralContainers: [{ name: "debug", image: "busybox" }],
         },
       },
-      { spec: { containers: [{}] } },
+      { spec: { containers: [{ name: "no-image" }] } },
       {},
     ];
     const out: Readings = {};
@@ -81,7 +81,7 @@ describe("K8s collector", () => {
     new FakeCluster({
       version: { gitVersion: "v1.31.4-eks-2d5f260", platform: "linux/amd64", goVersion: "go1.22.9" },
       pods: Array.from({ length: 1250 }, (_, i) => ({
-        spec: { containers: [{ image: `repo/img-${i}:v1` }] },
+        spec: { containers: [{ name: "main", image: `repo/img-${i}:v1` }] },
       })),
       nodes: [gpuNode("gpu-node-07")],
       policies: [{ metadata: { name: "cluster-policy" }, spec: { driver: { enabled: true } } }],

@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import type { NodeLike } from "../../../src/collect/k8s-source.ts";
 import {
   collectTopology,
   emptyTally,
@@ -7,14 +6,15 @@ import {
   tallyNodes,
   topologyMeasurement,
 } from "../../../src/collect/topology.ts";
+import type { Json, V1Node } from "../../../src/kube/types.ts";
 import { FakeCluster } from "./fake-cluster.ts";
 import { collectorOptions } from "./helpers.ts";
 
-function node(name: string, labels: Record<string, string>, taints: NodeLike["spec"] = {}): NodeLike {
+function node(name: string, labels: Record<string, string>, taints: Json<V1Node>["spec"] = {}): Json<V1Node> {
   return { metadata: { name, labels }, spec: taints };
 }
 
-const NODES: NodeLike[] = [
+const NODES: Json<V1Node>[] = [
   node(
     "gpu-b",
     { pool: "gpu", "nvidia.com/gpu.present": "true" },

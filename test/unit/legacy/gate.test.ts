@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { describeCheck, requiredChecks } from "../../../src/legacy/gate.ts";
+import { requiredChecks } from "../../../src/legacy/gate.ts";
 
 const text = (checks: ReturnType<typeof requiredChecks>) =>
   checks.map(
@@ -51,14 +51,5 @@ describe("requiredChecks", () => {
     for (const c of requiredChecks({ scope: { allNamespaces: true }, includeConfigMaps: true })) {
       expect(c.need).toBe(c.verb === "delete" ? "delete" : "read");
     }
-  });
-
-  test("describeCheck quotes the verb and name and says where", () => {
-    expect(
-      describeCheck({ verb: "delete", group: "batch", resource: "jobs", namespace: "gpu", name: "aicr" }),
-    ).toBe('cannot "delete" jobs.batch "aicr" (namespace "gpu")');
-    expect(describeCheck({ verb: "list", group: "", resource: "configmaps" })).toBe(
-      'cannot "list" configmaps (cluster-wide)',
-    );
   });
 });

@@ -16,7 +16,7 @@ const snapshot = parseSnapshot(
 const policy = (state?: string) => ({ metadata: { name: "cluster-policy" }, status: state ? { state } : {} });
 const pod = (name: string, phase: string, image = "x:1", labels: Record<string, string> = {}) => ({
   metadata: { name, labels },
-  spec: { containers: [{ image }] },
+  spec: { containers: [{ name: "main", image }] },
   status: { phase },
 });
 const gpuNode = (name: string, gpus: string) => ({

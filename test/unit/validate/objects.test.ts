@@ -61,7 +61,7 @@ test("the five run labels with component=validation; Jobs add phase and validato
   expect(pod.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]?.preference).toEqual({
     matchExpressions: [{ key: "nvidia.com/gpu.present", operator: "DoesNotExist" }],
   });
-  expect(pod.containers[0]?.args).toEqual(["validate", "--validator", "operator-health"]);
+  expect(pod.containers[0]?.args).toEqual(["validator", "operator-health"]);
   expect(pod.containers[0]?.securityContext).toMatchObject({
     allowPrivilegeEscalation: false,
     runAsNonRoot: true,

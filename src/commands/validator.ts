@@ -1,0 +1,23 @@
+import { finishVerdict, runValidatorCheck } from "../validate/validator/run.ts";
+import { defineAicrCommand } from "./_define.ts";
+
+/**
+ * aicr validator <check> — internal, hidden from help: one built-in validator inside its Job's pod,
+ * reading the cluster with the pod's ServiceAccount; the exit code is the verdict.
+ */
+export default defineAicrCommand({
+  name: "validator",
+  description: "Internal: run one built-in validator (inside its Job's pod)",
+  transport: "in-cluster",
+  args: {
+    check: { type: "positional", description: "The built-in validator to run", required: true },
+  },
+  async run(ctx, args) {
+    const client = await ctx.transport.connect();
+    if (!client) throw new Error("the in-cluster transport always yields a client");
+    return finishVerdict(
+      await runValidatorCheck(args.check, client, ctx.env),
+      (text) => void process.stdout.write(text),
+    );
+  },
+});
