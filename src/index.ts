@@ -1,9 +1,12 @@
 /**
  * The library surface: what the CLI is a thin layer over. Each collectSnapshot call is its own run
  * (run ID, invocation ID, objects, permissions, result and cleanup), so concurrent calls are safe.
+ * Options are typed values with the CLI's defaults; flag strings stay in the CLI (src/commands/).
+ *
+ *   const client = KubeClient.connect({ env: process.env });
+ *   const { document } = await collectSnapshot({ client, namespace: "aicr", timeoutMs: 120_000 });
  */
 
-export { resolveSnapshotOptions, type SnapshotFlags } from "./commands/_snapshot-flags.ts";
 export { AicrError, type ErrorCode, EXIT_CODES } from "./core/errors.ts";
 export { createLogger, type Logger } from "./core/log.ts";
 export { KubeClient } from "./kube/client.ts";
@@ -12,7 +15,8 @@ export {
   type CollectSnapshotResult,
   collectSnapshot,
 } from "./remote/collect-snapshot.ts";
-export type { SnapshotRunOptions } from "./remote/options.ts";
+export { DEFAULT_TIMEOUT_MS, type SnapshotOptions } from "./remote/options.ts";
 export type { ReceiptRow } from "./run/cleanup.ts";
 export { generateRunId } from "./run/run-id.ts";
+export type { KeptObject } from "./run/scope.ts";
 export { parseSnapshot, type Snapshot } from "./snapshot/schema.ts";

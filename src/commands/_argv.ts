@@ -3,7 +3,8 @@
  * spelling suggested when not), every value flag given its value, no stray positional. It also
  * rewrites what citty would misread into `--name=value`: `-ndemo` and `-n=demo` (as kubectl users
  * write them) and values that start with a dash (`--timeout -1m` reaches the duration parser, which
- * says what is wrong with it, instead of becoming an unknown flag).
+ * says what is wrong with it, instead of becoming an unknown flag). What citty keeps only once — every
+ * value of a repeatable flag, a boolean as written — is read back here too, from the same argv.
  */
 import type { ArgDef, ArgsDef } from "citty";
 import { AicrError } from "../core/errors.ts";
@@ -108,4 +109,48 @@ export function normalizeArgv(command: string, argv: readonly string[], args: Ar
     out.push(`--${spelling.key}=${value}`);
   }
   return out;
+}
+
+/**
+ * Every value of a repeatable value flag, in order, from normalized argv (where each is
+ * `--<key>=value`, whatever the spelling given): citty keeps only the last. With `list`, comma lists
+ * (`-n a,b`) are split and trimmed and duplicates dropped. Nothing after `--` counts.
+ */
+export function flagValues(argv: readonly string[], key: string, options: { list?: boolean } = {}): string[] {
+  const values: string[] = [];
+  const prefix = `--${key}=`;
+  for (const arg of argv) {
+    if (arg === "--") break;
+    if (!arg.startsWith(prefix)) continue;
+    const value = arg.slice(prefix.length);
+    if (!options.list) {
+      values.push(value);
+      continue;
+    }
+    for (const part of value.split(",")) {
+      const v = part.trim();
+      if (!values.includes(v)) values.push(v);
+    }
+  }
+  return values;
+}
+
+/**
+ * A boolean flag as the operator wrote it, the last spelling winning: true for `--x`, false for
+ * `--no-x`, the raw text of `--x=<v>` (its parser says what is wrong with it), undefined if absent.
+ * `--no-x=<v>` negates a true/false spelling. citty would read `--x=maybe` as true.
+ */
+export function flagBoolean(argv: readonly string[], key: string): boolean | string | undefined {
+  let value: boolean | string | undefined;
+  for (const arg of argv) {
+    if (arg === "--") break;
+    if (arg === `--${key}`) value = true;
+    else if (arg === `--no-${key}`) value = false;
+    else if (arg.startsWith(`--${key}=`)) value = arg.slice(key.length + 3);
+    else if (arg.startsWith(`--no-${key}=`)) {
+      const v = arg.slice(key.length + 6);
+      value = ["true", "1", "yes"].includes(v) ? false : ["false", "0", "no"].includes(v) ? true : v;
+    }
+  }
+  return value;
 }

@@ -117,23 +117,3 @@ export function parseBool(flag: string, value: string | boolean | undefined, fal
   if (["false", "0", "no"].includes(value)) return false;
   throw badFlag(flag, value, "true or false");
 }
-
-/**
- * The last spelling of a boolean flag on the command line: `--x` → true, `--no-x` → false, `--x=<v>`
- * → "<v>" for parseBool. citty reads `--x=no` as true, which would turn `--privileged=no` into a
- * privileged pod; the raw value is checked instead.
- */
-export function rawBooleanFlag(rawArgs: readonly string[], name: string): boolean | string | undefined {
-  let value: boolean | string | undefined;
-  for (const arg of rawArgs) {
-    if (arg === "--") break;
-    if (arg === `--${name}`) value = true;
-    else if (arg === `--no-${name}`) value = false;
-    else if (arg.startsWith(`--${name}=`)) value = arg.slice(name.length + 3);
-    else if (arg.startsWith(`--no-${name}=`)) {
-      const v = arg.slice(name.length + 6);
-      value = ["true", "1", "yes"].includes(v) ? false : ["false", "0", "no"].includes(v) ? true : v;
-    }
-  }
-  return value;
-}

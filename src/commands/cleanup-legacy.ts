@@ -1,4 +1,3 @@
-import { repeatedFlag } from "../core/argv.ts";
 import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
 import { cleanupLegacy, verdict } from "../legacy/cleanup.ts";
@@ -6,6 +5,7 @@ import { askYesNo, isInteractive } from "../legacy/confirm.ts";
 import { toJson } from "../legacy/report.ts";
 import type { Scope } from "../legacy/types.ts";
 import { resolveNamespace } from "./_args.ts";
+import { flagValues } from "./_argv.ts";
 import { defineAicrCommand } from "./_define.ts";
 
 const invalid = (message: string, detail: { remedy: string; context: Record<string, unknown> }): AicrError =>
@@ -17,7 +17,7 @@ function scopeFrom(
   input: { rawArgs: readonly string[]; env: Readonly<Record<string, string | undefined>> },
 ): Scope {
   const { env } = input;
-  const given = repeatedFlag(input.rawArgs, ["-n", "--namespace"], { list: true });
+  const given = flagValues(input.rawArgs, "namespace", { list: true });
   if (given.length === 0 && args.namespace) given.push(args.namespace);
   if (args["all-namespaces"]) {
     if (given.length > 0) {

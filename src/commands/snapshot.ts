@@ -1,13 +1,13 @@
-import { repeatedFlag } from "../core/argv.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { placementMismatch } from "../remote/auto-target.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
 import { describeDestination } from "../snapshot/deliver.ts";
 import { serializeSnapshot } from "../snapshot/serialize.ts";
 import { resolveNamespace } from "./_args.ts";
+import { flagBoolean, flagValues } from "./_argv.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { nodeArgs, runNodeSnapshot } from "./_node.ts";
-import { parseBool, rawBooleanFlag } from "./_parse.ts";
+import { parseBool } from "./_parse.ts";
 import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
 
 const writeStdout = (text: string): void => void process.stdout.write(text);
@@ -124,20 +124,20 @@ export default defineAicrCommand({
         output: args.output,
         format: args.format,
         image: args.image,
-        imagePullSecrets: repeatedFlag(rawArgs, ["--image-pull-secret"]),
+        imagePullSecrets: flagValues(rawArgs, "image-pull-secret"),
         jobName: args["job-name"],
         serviceAccountName: args["service-account-name"],
-        nodeSelectors: repeatedFlag(rawArgs, ["--node-selector"]),
-        tolerations: repeatedFlag(rawArgs, ["--toleration"]),
+        nodeSelectors: flagValues(rawArgs, "node-selector"),
+        tolerations: flagValues(rawArgs, "toleration"),
         timeout: args.timeout,
-        noCleanup: !parseBool("--cleanup", rawBooleanFlag(rawArgs, "cleanup"), true),
-        privileged: rawBooleanFlag(rawArgs, "privileged"),
-        requireGpu: rawBooleanFlag(rawArgs, "require-gpu"),
+        noCleanup: !parseBool("--cleanup", flagBoolean(rawArgs, "cleanup"), true),
+        privileged: flagBoolean(rawArgs, "privileged"),
+        requireGpu: flagBoolean(rawArgs, "require-gpu"),
         runtimeClass: args["runtime-class"],
         os: args.os,
         requests: args.requests,
         limits: args.limits,
-        discoverNetwork: rawBooleanFlag(rawArgs, "discover-network"),
+        discoverNetwork: flagBoolean(rawArgs, "discover-network"),
         maxNodesPerEntry: args["max-nodes-per-entry"],
         debug: args.debug,
       },

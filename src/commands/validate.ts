@@ -1,5 +1,5 @@
-import { repeatedFlag } from "../core/argv.ts";
 import { runValidate } from "../validate/flow.ts";
+import { flagValues } from "./_argv.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { resolveValidateOptions } from "./_validate-flags.ts";
 
@@ -86,8 +86,8 @@ export default defineAicrCommand({
         recipe: args.recipe,
         snapshot: args.snapshot,
         namespace: args.namespace,
-        phases: repeatedFlag(rawArgs, ["--phase"]),
-        skipChecks: repeatedFlag(rawArgs, ["--skip-check"]),
+        phases: flagValues(rawArgs, "phase"),
+        skipChecks: flagValues(rawArgs, "skip-check"),
         failOnError: args["fail-on-error"],
         failFast: args["fail-fast"],
         noCluster: negated(args, "cluster"),

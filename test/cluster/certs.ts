@@ -39,20 +39,11 @@ function inScratch<T>(files: Record<string, string>, fn: (dir: string) => T): T 
   }
 }
 
-/** The process's CA as files, for a signing step. */
-const caFiles = (): Record<string, string> => {
-  const p = pki();
-  return { "ca.crt": p.caCert, "ca.key": p.caKey };
-};
+/** Certificates live two days: longer than any test run. */
+const DAYS = ["-days", "2"];
 
-export function pki(): Pki {
-  if (cached) return cached;
-  cached = inScratch({}, makePki);
-  return cached;
-}
-
-function makePki(dir: string): Pki {
-  const days = ["-days", "2"];
+/** A self-signed CA: `<name>.key` and `<name>.crt` in `dir`. */
+function selfSignedCa(dir: string, name: string, cn: string): void {
   openssl(
     [
       "req",
@@ -61,15 +52,20 @@ function makePki(dir: string): Pki {
       ...EC_KEY,
       "-nodes",
       "-keyout",
-      "ca.key",
+      `${name}.key`,
       "-out",
-      "ca.crt",
-      ...days,
+      `${name}.crt`,
+      ...DAYS,
       "-subj",
-      "/CN=aicr-fake-ca",
+      `/CN=${cn}`,
     ],
     dir,
   );
+}
+
+/** A fresh key and a certificate for `subject` signed by the CA `ca` (files in `dir`), with extensions `ext`. */
+function issue(dir: string, name: string, subject: string, ca: string, ext: string): void {
+  writeFileSync(join(dir, `${name}.ext`), ext);
   openssl(
     [
       "req",
@@ -77,43 +73,62 @@ function makePki(dir: string): Pki {
       ...EC_KEY,
       "-nodes",
       "-keyout",
-      "server.key",
+      `${name}.key`,
       "-out",
-      "server.csr",
+      `${name}.csr`,
       "-subj",
-      "/CN=kube-apiserver",
+      subject,
     ],
     dir,
-  );
-  writeFileSync(
-    join(dir, "server.ext"),
-    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
   );
   openssl(
     [
       "x509",
       "-req",
       "-in",
-      "server.csr",
+      `${name}.csr`,
       "-CA",
-      "ca.crt",
+      `${ca}.crt`,
       "-CAkey",
-      "ca.key",
+      `${ca}.key`,
       "-CAcreateserial",
       "-out",
-      "server.crt",
-      ...days,
+      `${name}.crt`,
+      ...DAYS,
       "-extfile",
-      "server.ext",
+      `${name}.ext`,
     ],
     dir,
   );
-  return {
-    caCert: readFileSync(join(dir, "ca.crt"), "utf8"),
-    caKey: readFileSync(join(dir, "ca.key"), "utf8"),
-    serverCert: readFileSync(join(dir, "server.crt"), "utf8"),
-    serverKey: readFileSync(join(dir, "server.key"), "utf8"),
-  };
+}
+
+const read = (dir: string, file: string): string => readFileSync(join(dir, file), "utf8");
+
+/** The process's CA as files, for a signing step. */
+const caFiles = (): Record<string, string> => {
+  const p = pki();
+  return { "ca.crt": p.caCert, "ca.key": p.caKey };
+};
+
+export function pki(): Pki {
+  if (cached) return cached;
+  cached = inScratch({}, (dir) => {
+    selfSignedCa(dir, "ca", "aicr-fake-ca");
+    issue(
+      dir,
+      "server",
+      "/CN=kube-apiserver",
+      "ca",
+      "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    );
+    return {
+      caCert: read(dir, "ca.crt"),
+      caKey: read(dir, "ca.key"),
+      serverCert: read(dir, "server.crt"),
+      serverKey: read(dir, "server.key"),
+    };
+  });
+  return cached;
 }
 
 export function clientCert(username: string, groups: string[]): { cert: string; key: string } {
@@ -122,46 +137,9 @@ export function clientCert(username: string, groups: string[]): { cert: string; 
   if (hit) return hit;
   const esc = (s: string) => s.replace(/[/\\=+,]/g, (ch) => `\\${ch}`);
   const subject = `/CN=${esc(username)}${groups.map((g) => `/O=${esc(g)}`).join("")}`;
-  const out = inScratch({ ...caFiles(), "client.ext": "extendedKeyUsage=clientAuth\n" }, (dir) => {
-    openssl(
-      [
-        "req",
-        "-newkey",
-        ...EC_KEY,
-        "-nodes",
-        "-keyout",
-        "client.key",
-        "-out",
-        "client.csr",
-        "-subj",
-        subject,
-      ],
-      dir,
-    );
-    openssl(
-      [
-        "x509",
-        "-req",
-        "-in",
-        "client.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "client.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "client.ext",
-      ],
-      dir,
-    );
-    return {
-      cert: readFileSync(join(dir, "client.crt"), "utf8"),
-      key: readFileSync(join(dir, "client.key"), "utf8"),
-    };
+  const out = inScratch(caFiles(), (dir) => {
+    issue(dir, "client", subject, "ca", "extendedKeyUsage=clientAuth\n");
+    return { cert: read(dir, "client.crt"), key: read(dir, "client.key") };
   });
   clientCache.set(id, out);
   return out;
@@ -174,69 +152,15 @@ export const signedBy = {
     return inScratch({}, (dir) => {
       openssl(["ecparam", "-genkey", "-name", "prime256v1", "-noout", "-out", "sa.key"], dir);
       openssl(["ec", "-in", "sa.key", "-pubout", "-out", "sa.pub"], dir);
-      return {
-        key: readFileSync(join(dir, "sa.key"), "utf8"),
-        pub: readFileSync(join(dir, "sa.pub"), "utf8"),
-      };
+      return { key: read(dir, "sa.key"), pub: read(dir, "sa.pub") };
     });
   },
   /** A CA of its own for the authenticating proxy, and the proxy's client certificate (CN=front-proxy). */
   frontProxy(): { ca: string; cert: string; key: string } {
-    const days = ["-days", "2"];
-    return inScratch({ "fp.ext": "extendedKeyUsage=clientAuth\n" }, (dir) => {
-      openssl(
-        [
-          "req",
-          "-x509",
-          "-newkey",
-          ...EC_KEY,
-          "-nodes",
-          "-keyout",
-          "fp-ca.key",
-          "-out",
-          "fp-ca.crt",
-          ...days,
-          "-subj",
-          "/CN=aicr-front-proxy-ca",
-        ],
-        dir,
-      );
-      openssl(
-        [
-          "req",
-          "-newkey",
-          ...EC_KEY,
-          "-nodes",
-          "-keyout",
-          "fp.key",
-          "-out",
-          "fp.csr",
-          "-subj",
-          "/CN=front-proxy",
-        ],
-        dir,
-      );
-      openssl(
-        [
-          "x509",
-          "-req",
-          "-in",
-          "fp.csr",
-          "-CA",
-          "fp-ca.crt",
-          "-CAkey",
-          "fp-ca.key",
-          "-CAcreateserial",
-          "-out",
-          "fp.crt",
-          ...days,
-          "-extfile",
-          "fp.ext",
-        ],
-        dir,
-      );
-      const read = (f: string) => readFileSync(join(dir, f), "utf8");
-      return { ca: read("fp-ca.crt"), cert: read("fp.crt"), key: read("fp.key") };
+    return inScratch({}, (dir) => {
+      selfSignedCa(dir, "fp-ca", "aicr-front-proxy-ca");
+      issue(dir, "fp", "/CN=front-proxy", "fp-ca", "extendedKeyUsage=clientAuth\n");
+      return { ca: read(dir, "fp-ca.crt"), cert: read(dir, "fp.crt"), key: read(dir, "fp.key") };
     });
   },
 };

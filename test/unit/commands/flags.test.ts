@@ -4,6 +4,7 @@
  * refusal is INVALID_REQUEST (exit 2) and names the flag and the value it was given.
  */
 import { describe, expect, test } from "bun:test";
+import { flagBoolean } from "../../../src/commands/_argv.ts";
 import {
   badFlag,
   parseBool,
@@ -13,7 +14,6 @@ import {
   parseResourceList,
   parseToleration,
   qualifiedNameProblem,
-  rawBooleanFlag,
 } from "../../../src/commands/_parse.ts";
 import { resolveSnapshotOptions, type SnapshotFlags } from "../../../src/commands/_snapshot-flags.ts";
 import {
@@ -266,7 +266,7 @@ describe("parseCount (--max-nodes-per-entry)", () => {
   });
 });
 
-describe("parseBool and rawBooleanFlag (--privileged, --require-gpu, --discover-network)", () => {
+describe("parseBool and flagBoolean (--privileged, --require-gpu, --discover-network)", () => {
   test("true/1/yes and false/0/no; unset or empty keeps the default; booleans pass", () => {
     for (const v of ["true", "1", "yes", true]) expect(parseBool("--privileged", v, false)).toBe(true);
     for (const v of ["false", "0", "no", false]) expect(parseBool("--privileged", v, true)).toBe(false);
@@ -282,17 +282,17 @@ describe("parseBool and rawBooleanFlag (--privileged, --require-gpu, --discover-
   });
 
   test("the last spelling on the command line wins; --x=<v> is kept raw; nothing after --", () => {
-    expect(rawBooleanFlag([], "privileged")).toBeUndefined();
-    expect(rawBooleanFlag(["--privileged"], "privileged")).toBe(true);
-    expect(rawBooleanFlag(["--no-privileged"], "privileged")).toBe(false);
-    expect(rawBooleanFlag(["--privileged=no"], "privileged")).toBe("no");
-    expect(rawBooleanFlag(["--privileged", "--no-privileged"], "privileged")).toBe(false);
-    expect(rawBooleanFlag(["--no-privileged", "--privileged=yes"], "privileged")).toBe("yes");
-    expect(rawBooleanFlag(["--no-privileged=true"], "privileged")).toBe(false);
-    expect(rawBooleanFlag(["--no-privileged=no"], "privileged")).toBe(true);
-    expect(rawBooleanFlag(["--no-privileged=maybe"], "privileged")).toBe("maybe");
-    expect(rawBooleanFlag(["--", "--privileged"], "privileged")).toBeUndefined();
-    expect(rawBooleanFlag(["--privileged-mode"], "privileged")).toBeUndefined();
+    expect(flagBoolean([], "privileged")).toBeUndefined();
+    expect(flagBoolean(["--privileged"], "privileged")).toBe(true);
+    expect(flagBoolean(["--no-privileged"], "privileged")).toBe(false);
+    expect(flagBoolean(["--privileged=no"], "privileged")).toBe("no");
+    expect(flagBoolean(["--privileged", "--no-privileged"], "privileged")).toBe(false);
+    expect(flagBoolean(["--no-privileged", "--privileged=yes"], "privileged")).toBe("yes");
+    expect(flagBoolean(["--no-privileged=true"], "privileged")).toBe(false);
+    expect(flagBoolean(["--no-privileged=no"], "privileged")).toBe(true);
+    expect(flagBoolean(["--no-privileged=maybe"], "privileged")).toBe("maybe");
+    expect(flagBoolean(["--", "--privileged"], "privileged")).toBeUndefined();
+    expect(flagBoolean(["--privileged-mode"], "privileged")).toBeUndefined();
   });
 });
 

@@ -3,6 +3,7 @@
  * hands them over, then on the fake apiserver's own answers at the HTTP boundary (the real apiserver's
  * are checked in test/cluster/kube-client.test.ts).
  */
+
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -24,6 +25,7 @@ import {
   toAicrError,
 } from "../../../src/kube/errors.ts";
 import { KubeHttpError, NoAnswerError } from "../../../src/kube/http.ts";
+import { ApiStatusError, type StatusDetails } from "../../cluster/errors.ts";
 import { resource } from "../../cluster/resources.ts";
 import { CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../../cluster/testbed.ts";
 
@@ -42,16 +44,9 @@ function answer(
   );
 }
 
-const status = (code: number, reason: string, message: string, details?: object) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Failure",
-  message,
-  reason,
-  ...(details ? { details } : {}),
-  code,
-});
+/** A metav1.Status as kube-apiserver writes it (the fake's own builder). */
+const status = (code: number, reason: string, message: string, details?: object) =>
+  new ApiStatusError(code, reason, message, details as StatusDetails).status;
 
 const decoded = (err: KubeHttpError, doing = "reading ConfigMap demo/x"): KubeStatusError => {
   const out = toAicrError(err, doing);

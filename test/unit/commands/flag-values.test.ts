@@ -1,0 +1,34 @@
+/** What commands read back from their normalized argv: every value of a repeatable flag, booleans as written. */
+import { describe, expect, test } from "bun:test";
+import type { ArgsDef } from "citty";
+import { flagValues, normalizeArgv } from "../../../src/commands/_argv.ts";
+
+const ARGS: ArgsDef = {
+  namespace: { type: "string", alias: "n" },
+  "node-selector": { type: "string" },
+  context: { type: "string" },
+  yes: { type: "boolean" },
+};
+const read = (argv: string[]) => normalizeArgv("test", argv, ARGS);
+
+describe("flagValues over normalized argv", () => {
+  test("collects every spelling, in order (a list drops duplicates)", () => {
+    const argv = read(["-n", "a", "--namespace", "b", "-n=c", "--namespace=d", "-ne", "-n", "a", "--yes"]);
+    expect(flagValues(argv, "namespace", { list: true })).toEqual(["a", "b", "c", "d", "e"]);
+    expect(flagValues(argv, "namespace")).toEqual(["a", "b", "c", "d", "e", "a"]);
+  });
+
+  test("splits comma lists and trims only when asked", () => {
+    expect(flagValues(read(["-n", "a, b", "-n", "c"]), "namespace", { list: true })).toEqual(["a", "b", "c"]);
+    expect(flagValues(read(["--node-selector", "k=a,b"]), "node-selector")).toEqual(["k=a,b"]);
+  });
+
+  test("ignores other flags and everything after --", () => {
+    expect(flagValues(read(["--context", "x", "--", "-n", "late"]), "namespace")).toEqual([]);
+  });
+
+  test("an empty value is kept, for the caller to reject; none given: an empty list", () => {
+    expect(flagValues(read(["-n="]), "namespace")).toEqual([""]);
+    expect(flagValues(read([]), "namespace")).toEqual([]);
+  });
+});
