@@ -9,8 +9,8 @@
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import type { Arch } from "../src/image/aicr-image.ts";
-import { readElf } from "../src/image/elf.ts";
+import type { Arch } from "../src/image/_aicr-image.ts";
+import { readElf } from "../src/image/_elf.ts";
 import { carried, project, updateSums } from "./image/project.ts";
 
 const root = join(import.meta.dir, "..");

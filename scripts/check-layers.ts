@@ -5,7 +5,9 @@
  *  3. src/ never imports test/ or scripts/;
  *  4. pure builders import no I/O (fs, child_process, net, http, process-level modules);
  *  5. ARCHITECTURE.md's src/ tree names every file under src/, and only those (check-tree.ts);
- *  6. the import graph has no cycle (type-only and dynamic imports count: they couple modules too).
+ *  6. the import graph has no cycle (type-only and dynamic imports count: they couple modules too);
+ *  7. a folder's public surface is its files without a leading "_" (Deno std's convention): a
+ *     `_`-prefixed file is imported only from its own top-level folder.
  */
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
@@ -27,12 +29,12 @@ const LAYERS: string[][] = [
   ["core"],
 ];
 const PURE = [
-  /^rbac\/(rules|render|objects)\.ts$/,
+  /^rbac\/_?(rules|render|objects)\.ts$/,
   /^core\/(names|labels|errors)\.ts$/,
-  /^image\/(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
-  /^image\/registry\/(reference|plan|challenge)\.ts$/,
+  /^image\/_?(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
+  /^image\/registry\/_?(reference|plan|challenge)\.ts$/,
   /^run\/run-id\.ts$/,
-  /^snapshot\/(build|schema|cm-uri|configmap)\.ts$/,
+  /^snapshot\/_?(build|schema|cm-uri|configmap)\.ts$/,
 ];
 const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|tls|dgram)$/;
 
@@ -62,6 +64,13 @@ for (const path of await walk(src)) {
     }
     if (!graph.has(file)) graph.set(file, new Set());
     graph.get(file)?.add(target);
+    const base = target.split("/").at(-1) ?? "";
+    // cli.ts is the commands' own root (it reads argv and defines them).
+    const home = top(file) === "cli.ts" ? "commands" : top(file);
+    if (base.startsWith("_") && top(target) !== home)
+      problems.push(
+        `${file}: imports ${target}, which is private to ${top(target)}/ (its public files have no "_")`,
+      );
     if (layerOf(target) < layerOf(file))
       problems.push(`${file}: imports ${target}, which is in an outer layer`);
     if (

@@ -9,8 +9,8 @@ import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import { ARCHS, aicrImage, aicrLayout, binaryLayer } from "../src/image/aicr-image.ts";
-import { layoutArchive } from "../src/image/layout.ts";
+import { ARCHS, aicrImage, aicrLayout, binaryLayer } from "../src/image/_aicr-image.ts";
+import { layoutArchive } from "../src/image/_layout.ts";
 import {
   type Carried,
   carried,

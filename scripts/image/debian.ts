@@ -10,7 +10,7 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { basename, dirname, join } from "node:path";
-import { readTar, type TarMember } from "../../src/image/tar.ts";
+import { readTar, type TarMember } from "../../src/image/_tar.ts";
 
 export const DEBIAN_CACHE = join(homedir(), ".cache/aicr/debian");
 const KEYRING = "/usr/share/keyrings/debian-archive-keyring.gpg";

@@ -13,7 +13,7 @@ import {
   type ImageInfo,
   infoAssetName,
   runtimeAssetName,
-} from "../../src/image/aicr-image.ts";
+} from "../../src/image/_aicr-image.ts";
 import { type RuntimeLayer, runtimeLayer } from "./runtime.ts";
 
 export const ROOT = join(import.meta.dir, "../..");

@@ -9,10 +9,10 @@ import { existsSync } from "node:fs";
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join, posix } from "node:path";
-import type { Arch } from "../../src/image/aicr-image.ts";
-import { type ElfMachine, readElf } from "../../src/image/elf.ts";
-import { buildLayer, gunzip, type Layer, layerFromBlob } from "../../src/image/layer.ts";
-import { readTar, type TarEntry, type TarMember } from "../../src/image/tar.ts";
+import type { Arch } from "../../src/image/_aicr-image.ts";
+import { type ElfMachine, readElf } from "../../src/image/_elf.ts";
+import { buildLayer, gunzip, type Layer, layerFromBlob } from "../../src/image/_layer.ts";
+import { readTar, type TarEntry, type TarMember } from "../../src/image/_tar.ts";
 import { type DebPackage, debFiles, debianPackage } from "./debian.ts";
 
 export const ARCHES: Record<
@@ -79,9 +79,9 @@ async function cacheKey(deb: DebPackage): Promise<string> {
   const hash = createHash("sha256").update(`${deb.sha256}\n${Bun.version}\n`);
   for (const file of [
     "runtime.ts",
-    "../../src/image/layer.ts",
-    "../../src/image/tar.ts",
-    "../../src/image/elf.ts",
+    "../../src/image/_layer.ts",
+    "../../src/image/_tar.ts",
+    "../../src/image/_elf.ts",
   ])
     hash.update(await readFile(join(import.meta.dir, file)));
   return hash.digest("hex").slice(0, 16);

@@ -15,10 +15,10 @@ import { type RunIdentity, runLabels } from "../run/labels.ts";
 import { type RunNames, runNames } from "../run/names.ts";
 import { ensureNamespace } from "../run/namespace.ts";
 import type { RunScope } from "../run/scope.ts";
+import { checkRuntimeClass } from "./_runtime-class.ts";
 import { buildAgentJob, type PodSettings } from "./job-spec.ts";
 import { pickOwnedPod } from "./pod-select.ts";
 import { type ResultConfigMap, readSnapshotConfigMap, SNAPSHOT_KEY } from "./result.ts";
-import { checkRuntimeClass } from "./runtime-class.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "./service-account-mode.ts";
 import { type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
 

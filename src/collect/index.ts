@@ -2,15 +2,15 @@ import { runWithTimeout } from "../core/async.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { MeasurementType } from "../snapshot/schema.ts";
-import { collectGpu } from "./gpu.ts";
-import { collectK8s } from "./k8s.ts";
-import type { ClusterReader } from "./k8s-source.ts";
-import { collectOs } from "./os.ts";
-import { collectSystemd } from "./systemd.ts";
-import { collectTopology } from "./topology.ts";
-import { type CollectorOptions, type Env, errorText, type Measurement } from "./types.ts";
+import { collectGpu } from "./_gpu.ts";
+import { collectK8s } from "./_k8s.ts";
+import type { ClusterReader } from "./_k8s-source.ts";
+import { collectOs } from "./_os.ts";
+import { collectSystemd } from "./_systemd.ts";
+import { collectTopology } from "./_topology.ts";
+import { type CollectorOptions, type Env, errorText, type Measurement } from "./_types.ts";
 
-export type { ClusterReader } from "./k8s-source.ts";
+export type { ClusterReader } from "./_k8s-source.ts";
 
 /** Per-collector time limits (ms): 10 s for node collectors, 60 s for K8s, 90 s for topology paging. */
 export const DEFAULT_TIMEOUTS: Readonly<Record<CollectedType, number>> = {

@@ -18,10 +18,10 @@ import {
   infoAssetName,
   parseInfo,
   runtimeAssetName,
-} from "./aicr-image.ts";
-import { readElf } from "./elf.ts";
-import { layerFromBlob } from "./layer.ts";
-import { layoutArchive } from "./layout.ts";
+} from "./_aicr-image.ts";
+import { readElf } from "./_elf.ts";
+import { layerFromBlob } from "./_layer.ts";
+import { layoutArchive } from "./_layout.ts";
 
 export interface SaveOptions {
   output: string;

@@ -1,11 +1,11 @@
 import type { Writable } from "node:stream";
 import type { KubernetesObject } from "@kubernetes/client-node";
 import { AicrError } from "../core/errors.ts";
+import { knownResource } from "./_known-kinds.ts";
 import type { KubeConfigSource, LoadedKubeConfig } from "./config.ts";
 import { loadKubeConfig } from "./config.ts";
 import { toAicrError } from "./errors.ts";
 import { KubeHttp, KubeHttpError } from "./http.ts";
-import { knownResource } from "./known-kinds.ts";
 
 /** A Kubernetes object in JSON form; builders produce these, the client sends them as they are. */
 export type { KubernetesObject };

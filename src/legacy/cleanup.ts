@@ -6,10 +6,10 @@ import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { describeMissing } from "../kube/reviews.ts";
-import { applyPlan, planReceipt, tally } from "./apply.ts";
-import { runGate } from "./gate.ts";
-import { observe } from "./observe.ts";
-import { buildPlan, toDelete } from "./plan.ts";
+import { applyPlan, planReceipt, tally } from "./_apply.ts";
+import { runGate } from "./_gate.ts";
+import { observe } from "./_observe.ts";
+import { buildPlan, toDelete } from "./_plan.ts";
 import { entryLine, planSummary, receiptSummary } from "./report.ts";
 import type { Receipt, Scope } from "./types.ts";
 

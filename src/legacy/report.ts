@@ -1,5 +1,5 @@
 /** The plan and receipt as the operator reads them (stderr) and as scripts read them (-o json). Pure. */
-import { type Tally, tally } from "./apply.ts";
+import { type Tally, tally } from "./_apply.ts";
 import type { Receipt, ReceiptEntry, Scope } from "./types.ts";
 
 export const describeScope = (scope: Scope): string =>

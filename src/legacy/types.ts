@@ -1,5 +1,5 @@
 import type { PolicyRule } from "../rbac/rules.ts";
-import type { LegacyKind } from "./names.ts";
+import type { LegacyKind } from "./_names.ts";
 
 /** Which namespaces the namespaced legacy names are looked up in. */
 export type Scope = { allNamespaces: true } | { allNamespaces: false; namespaces: string[] };

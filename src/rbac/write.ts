@@ -1,6 +1,6 @@
 import { writeNewDirectory } from "../core/files.ts";
 import type { Logger } from "../core/log.ts";
-import { renderAgentRbac } from "./render.ts";
+import { renderAgentRbac } from "./_render.ts";
 
 export interface WriteAgentRbacOptions {
   namespace: string;

@@ -22,11 +22,11 @@ import type { ReceiptRow } from "../run/cleanup.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
 import { type KeptObject, RunScope } from "../run/scope.ts";
 import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
-import { agentLogRelay } from "./agent-log.ts";
+import { agentLogRelay } from "./_agent-log.ts";
+import { checkPermissions } from "./_permissions.ts";
+import { createProgress } from "./_progress.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
 import { type ResolvedSnapshotOptions, type SnapshotOptions, withSnapshotDefaults } from "./options.ts";
-import { checkPermissions } from "./permissions.ts";
-import { createProgress } from "./progress.ts";
 
 export interface CollectSnapshotOptions extends SnapshotOptions {
   client: KubeClient;

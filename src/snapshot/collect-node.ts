@@ -4,7 +4,7 @@ import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { clusterReaderFor } from "../kube/cluster-reader.ts";
-import { buildSnapshot, formatTimestamp, provenanceFromEnv, sourceNodeFromEnv } from "./build.ts";
+import { buildSnapshot, formatTimestamp, provenanceFromEnv, sourceNodeFromEnv } from "./_build.ts";
 import { type Destination, deliverSnapshot, describeDestination } from "./deliver.ts";
 import { type SnapshotFormat, serializeSnapshot } from "./serialize.ts";
 

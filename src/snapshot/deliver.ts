@@ -2,8 +2,8 @@ import { retry } from "../core/async.ts";
 import { writeFileAtomic } from "../core/files.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient } from "../kube/errors.ts";
+import { buildSnapshotConfigMap } from "./_configmap.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "./cm-uri.ts";
-import { buildSnapshotConfigMap } from "./configmap.ts";
 import type { SnapshotFormat } from "./serialize.ts";
 
 export type Destination =

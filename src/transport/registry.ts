@@ -1,7 +1,7 @@
 import { AicrError } from "../core/errors.ts";
-import { inClusterTransport } from "./in-cluster.ts";
-import { localTransport } from "./local.ts";
-import { remoteTransport } from "./remote.ts";
+import { inClusterTransport } from "./_in-cluster.ts";
+import { localTransport } from "./_local.ts";
+import { remoteTransport } from "./_remote.ts";
 import type { Transport, TransportName, TransportOptions } from "./types.ts";
 
 /** The plugin seam: each transport is a plain factory in this record. */

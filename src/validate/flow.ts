@@ -2,14 +2,14 @@ import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { parseSnapshot } from "../snapshot/schema.ts";
-import { captureSnapshot } from "./capture.ts";
-import { planChecks } from "./catalog.ts";
-import { loadSource } from "./inputs.ts";
+import { captureSnapshot } from "./_capture.ts";
+import { planChecks } from "./_catalog.ts";
+import { loadSource } from "./_inputs.ts";
+import { type ConstraintResult, evaluateReadiness, readinessError } from "./_readiness.ts";
+import type { CheckResult } from "./_report.ts";
+import { writeReports } from "./_write-reports.ts";
 import type { ValidateOptions } from "./options.ts";
-import { type ConstraintResult, evaluateReadiness, readinessError } from "./readiness.ts";
 import { parseRecipe } from "./recipe.ts";
-import type { CheckResult } from "./report.ts";
-import { writeReports } from "./write-reports.ts";
 
 export interface FlowIo {
   log: Logger;
@@ -80,7 +80,7 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
       stdout: [],
     }));
   } else {
-    const { runValidationJobs } = await import("./jobs/run-checks.ts");
+    const { runValidationJobs } = await import("./jobs/_run-checks.ts");
     checkRows = await runValidationJobs(
       { recipe, recipeText: recipeSrc.text, snapshot, snapshotText, checks },
       o,

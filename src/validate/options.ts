@@ -1,7 +1,7 @@
 import type { SnapshotRunOptions } from "../remote/options.ts";
 import type { ConfigMapRef } from "../snapshot/cm-uri.ts";
 import type { Snapshot } from "../snapshot/schema.ts";
-import type { PlannedCheck } from "./catalog.ts";
+import type { PlannedCheck } from "./_catalog.ts";
 import type { Phase, Recipe } from "./recipe.ts";
 
 export const DEFAULT_VALIDATE_NAMESPACE = "aicr-validation";

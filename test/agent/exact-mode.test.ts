@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, test } from "bun:test";
 import { parseAllDocuments } from "yaml";
-import { renderAgentRbac } from "../../src/rbac/render.ts";
+import { renderAgentRbac } from "../../src/rbac/_render.ts";
 import { type KObject, resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";

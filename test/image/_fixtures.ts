@@ -1,7 +1,7 @@
 /** Small images for the unit tests: a fake runtime layer, its image info, a fake binary. */
-import { type Arch, aicrImage, binaryLayer, type ImageInfo } from "../../src/image/aicr-image.ts";
-import { buildLayer, type Layer } from "../../src/image/layer.ts";
-import type { BuiltImage } from "../../src/image/layout.ts";
+import { type Arch, aicrImage, binaryLayer, type ImageInfo } from "../../src/image/_aicr-image.ts";
+import { buildLayer, type Layer } from "../../src/image/_layer.ts";
+import type { BuiltImage } from "../../src/image/_layout.ts";
 import { fakeElf } from "./_elf.ts";
 
 export const fakeRuntime = (arch: Arch): Layer =>

@@ -8,7 +8,7 @@ import { existsSync, statSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { DIST, project, ROOT, sourcesMtime } from "../../scripts/image/project.ts";
-import { gunzip } from "../../src/image/layer.ts";
+import { gunzip } from "../../src/image/_layer.ts";
 
 const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
 

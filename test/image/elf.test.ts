@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { ElfError, readElf } from "../../src/image/elf.ts";
+import { ElfError, readElf } from "../../src/image/_elf.ts";
 import { fakeElf } from "./_elf.ts";
 
 test("reads the machine, PT_INTERP, DT_NEEDED in order and DT_SONAME", () => {

@@ -9,8 +9,8 @@ import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { carried, project } from "../../scripts/image/project.ts";
-import { gunzip } from "../../src/image/layer.ts";
-import { readTar } from "../../src/image/tar.ts";
+import { gunzip } from "../../src/image/_layer.ts";
+import { readTar } from "../../src/image/_tar.ts";
 import {
   ARCHIVE,
   BINARIES,

@@ -8,10 +8,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { carried, project } from "../../scripts/image/project.ts";
 import { checkBinaryNeeds } from "../../scripts/image/runtime.ts";
-import { ARCHS, aicrImage, aicrLayout, binaryLayer } from "../../src/image/aicr-image.ts";
-import { gunzip } from "../../src/image/layer.ts";
-import { layoutArchive } from "../../src/image/layout.ts";
-import { readTar } from "../../src/image/tar.ts";
+import { ARCHS, aicrImage, aicrLayout, binaryLayer } from "../../src/image/_aicr-image.ts";
+import { gunzip } from "../../src/image/_layer.ts";
+import { layoutArchive } from "../../src/image/_layout.ts";
+import { readTar } from "../../src/image/_tar.ts";
 import {
   ARCHIVE,
   BINARIES,

@@ -7,9 +7,9 @@ import {
   LayerError,
   layerFromBlob,
   treeEntries,
-} from "../../src/image/layer.ts";
-import { MEDIA, sha256Digest } from "../../src/image/oci.ts";
-import { readTar, type TarEntry } from "../../src/image/tar.ts";
+} from "../../src/image/_layer.ts";
+import { MEDIA, sha256Digest } from "../../src/image/_oci.ts";
+import { readTar, type TarEntry } from "../../src/image/_tar.ts";
 
 const enc = new TextEncoder();
 const file = (path: string, text: string, mode = 0o644): TarEntry => ({

@@ -6,11 +6,11 @@ import {
   encodeInfo,
   type ImageInfo,
   parseInfo,
-} from "../../src/image/aicr-image.ts";
-import { readOciArchive } from "../../src/image/archive.ts";
-import { EPOCH, layoutArchive } from "../../src/image/layout.ts";
-import { type ImageConfig, type Index, type Manifest, MEDIA, sha256Digest } from "../../src/image/oci.ts";
-import { readTar } from "../../src/image/tar.ts";
+} from "../../src/image/_aicr-image.ts";
+import { readOciArchive } from "../../src/image/_archive.ts";
+import { EPOCH, layoutArchive } from "../../src/image/_layout.ts";
+import { type ImageConfig, type Index, type Manifest, MEDIA, sha256Digest } from "../../src/image/_oci.ts";
+import { readTar } from "../../src/image/_tar.ts";
 import { fakeBinary, fakeImage, fakeInfo, fakeRuntime } from "./_fixtures.ts";
 
 const json = <T>(bytes: Uint8Array | undefined): T => JSON.parse(new TextDecoder().decode(bytes)) as T;

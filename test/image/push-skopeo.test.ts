@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { sha256Digest } from "../../src/image/oci.ts";
+import { sha256Digest } from "../../src/image/_oci.ts";
 import { buildTestArchive } from "../registry/archive.ts";
 import { basic, pushTo, writeArchive } from "../registry/helpers.ts";
 import { type Registry, startRegistry } from "../registry/registry.ts";

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
 import { createLogger } from "../../src/core/log.ts";
-import { MEDIA } from "../../src/image/oci.ts";
+import { MEDIA } from "../../src/image/_oci.ts";
 import { rejection } from "../_expect.ts";
 import { buildTestArchive } from "../registry/archive.ts";
 import { basic, basicAuth, blobDigest, pushTo, readBack } from "../registry/helpers.ts";

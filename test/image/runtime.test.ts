@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import { checkBinaryNeeds, runtimeEntries } from "../../scripts/image/runtime.ts";
-import type { TarMember } from "../../src/image/tar.ts";
+import type { TarMember } from "../../src/image/_tar.ts";
 import { fakeElf } from "./_elf.ts";
 
 const lib = (path: string, needed: string[], machine: "x86_64" | "aarch64" = "x86_64"): TarMember => ({

@@ -10,8 +10,8 @@ import {
   type ImageInfo,
   infoAssetName,
   runtimeAssetName,
-} from "../../src/image/aicr-image.ts";
-import { readOciArchive } from "../../src/image/archive.ts";
+} from "../../src/image/_aicr-image.ts";
+import { readOciArchive } from "../../src/image/_archive.ts";
 import { type SaveOptions, saveImage } from "../../src/image/save.ts";
 import { rejection } from "../_expect.ts";
 import { fakeBinary, fakeInfo, fakeRuntime } from "./_fixtures.ts";

@@ -11,8 +11,8 @@ import {
   type Manifest,
   MEDIA,
   sha256Digest,
-} from "../../src/image/oci.ts";
-import { type TarEntry, writeTar } from "../../src/image/tar.ts";
+} from "../../src/image/_oci.ts";
+import { type TarEntry, writeTar } from "../../src/image/_tar.ts";
 
 export interface TestArchive {
   bytes: Uint8Array;

@@ -5,11 +5,11 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { createLogger } from "../../src/core/log.ts";
-import { readOciArchive } from "../../src/image/archive.ts";
-import { MEDIA, sha256Digest } from "../../src/image/oci.ts";
+import { readOciArchive } from "../../src/image/_archive.ts";
+import { MEDIA, sha256Digest } from "../../src/image/_oci.ts";
+import { parsePushTarget } from "../../src/image/registry/_reference.ts";
 import type { Credentials } from "../../src/image/registry/credentials.ts";
 import { type PushOptions, type PushResult, pushArchive } from "../../src/image/registry/push.ts";
-import { parsePushTarget } from "../../src/image/registry/reference.ts";
 import type { TestArchive } from "./archive.ts";
 
 /** Small enough that the big test layer goes up in several PATCHes. */

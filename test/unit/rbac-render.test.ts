@@ -3,7 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { AicrError } from "../../src/core/errors.ts";
-import { renderAgentRbac, renderedClusterRoleName } from "../../src/rbac/render.ts";
+import { renderAgentRbac, renderedClusterRoleName } from "../../src/rbac/_render.ts";
 import {
   CLUSTER_BASELINE_RULES,
   DISCOVER_NETWORK_RULES,

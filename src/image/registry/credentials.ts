@@ -3,8 +3,8 @@
  * stored (config.json entry or credential helper), else none (anonymous).
  */
 import type { Logger } from "../../core/log.ts";
-import { askHelper } from "./cred-helper.ts";
-import { configCredential, helperServer } from "./docker-config.ts";
+import { askHelper } from "./_cred-helper.ts";
+import { configCredential, helperServer } from "./_docker-config.ts";
 
 export type Credentials =
   | { kind: "basic"; username: string; password: string; source: string }

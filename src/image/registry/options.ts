@@ -5,8 +5,8 @@
  */
 import { readFile } from "node:fs/promises";
 import { AicrError, invalid } from "../../core/errors.ts";
-import { type OciArchive, readOciArchive } from "../archive.ts";
-import { isLoopback, type PushTarget, parseMountFrom, parsePushTarget } from "./reference.ts";
+import { type OciArchive, readOciArchive } from "../_archive.ts";
+import { isLoopback, type PushTarget, parseMountFrom, parsePushTarget } from "./_reference.ts";
 
 export interface PushFlags {
   archive?: string | undefined;

@@ -6,16 +6,16 @@
  */
 import { AicrError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
-import type { OciArchive } from "../archive.ts";
-import { type BlobOutcome, type BlobTarget, ensureBlob } from "./blobs.ts";
-import { RegistryClient } from "./client.ts";
+import type { OciArchive } from "../_archive.ts";
+import { type BlobOutcome, type BlobTarget, ensureBlob } from "./_blobs.ts";
+import { RegistryClient } from "./_client.ts";
+import { httpError, protocolError } from "./_errors.ts";
+import { drain } from "./_http.ts";
+import { manifestExists, putManifest } from "./_manifests.ts";
+import { planPush } from "./_plan.ts";
+import type { PushTarget } from "./_reference.ts";
+import { DEFAULT_RETRY, type RetryPolicy, withRetries } from "./_retry.ts";
 import type { Credentials } from "./credentials.ts";
-import { httpError, protocolError } from "./errors.ts";
-import { drain } from "./http.ts";
-import { manifestExists, putManifest } from "./manifests.ts";
-import { planPush } from "./plan.ts";
-import type { PushTarget } from "./reference.ts";
-import { DEFAULT_RETRY, type RetryPolicy, withRetries } from "./retry.ts";
 
 export interface PushOptions {
   archive: OciArchive;

@@ -3,8 +3,8 @@ import { AicrError, ExitStatus } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../kube/types.ts";
 import { parseSnapshot } from "../../snapshot/schema.ts";
-import { findValidator, VALIDATOR_ENV } from "../catalog.ts";
-import { pickDataKey } from "../inputs.ts";
+import { findValidator, VALIDATOR_ENV } from "../_catalog.ts";
+import { pickDataKey } from "../_inputs.ts";
 import { parseRecipe, phaseConstraint } from "../recipe.ts";
 import {
   expectedResources,
@@ -13,7 +13,7 @@ import {
   operatorHealth,
   VERSION_CONSTRAINT,
   type Verdict,
-} from "./checks.ts";
+} from "./_checks.ts";
 
 const TERMINATION_LOG = "/dev/termination-log";
 

@@ -2,7 +2,7 @@ import { expect, test } from "bun:test";
 import { chmodSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { runCommand } from "../../../src/collect/exec.ts";
+import { runCommand } from "../../../src/collect/_exec.ts";
 import { until } from "../../support/until.ts";
 
 const alive = (pid: number): boolean => {

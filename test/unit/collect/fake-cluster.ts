@@ -1,4 +1,9 @@
-import type { ClusterReader, Page, PageOptions, ServerVersionInfo } from "../../../src/collect/k8s-source.ts";
+import type {
+  ClusterReader,
+  Page,
+  PageOptions,
+  ServerVersionInfo,
+} from "../../../src/collect/_k8s-source.ts";
 import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../../src/kube/types.ts";
 
 type Node = Json<V1Node>;

@@ -1,10 +1,10 @@
 import { describe, expect, test } from "bun:test";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { runCommand } from "../../../src/collect/exec.ts";
-import { collectGpu } from "../../../src/collect/gpu.ts";
-import { collectPciHardware } from "../../../src/collect/pci.ts";
-import { collectSmi, parseSmiXml } from "../../../src/collect/smi.ts";
+import { runCommand } from "../../../src/collect/_exec.ts";
+import { collectGpu } from "../../../src/collect/_gpu.ts";
+import { collectPciHardware } from "../../../src/collect/_pci.ts";
+import { collectSmi, parseSmiXml } from "../../../src/collect/_smi.ts";
 import { BIN, captureLog, collectorOptions, HOSTS, pathWith, withTempDir } from "./helpers.ts";
 
 const H100_SMI = {

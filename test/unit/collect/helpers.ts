@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { CollectorOptions } from "../../../src/collect/types.ts";
+import type { CollectorOptions } from "../../../src/collect/_types.ts";
 import { createLogger, type Logger } from "../../../src/core/log.ts";
 
 export const FIXTURES = join(import.meta.dir, "../../fixtures");

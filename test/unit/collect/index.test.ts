@@ -1,8 +1,8 @@
 import { describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
+import type { Measurement } from "../../../src/collect/_types.ts";
 import { collectAll, hostRootFromEnv } from "../../../src/collect/index.ts";
-import type { Measurement } from "../../../src/collect/types.ts";
 import { AicrError } from "../../../src/core/errors.ts";
 import { FakeCluster, gpuNode } from "./fake-cluster.ts";
 import { captureLog, HOSTS, pathWith } from "./helpers.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { collectK8s } from "../../../src/collect/k8s.ts";
-import { addPodImages, flattenSpec, parseImage, providerOf } from "../../../src/collect/k8s-parse.ts";
-import type { Readings } from "../../../src/collect/types.ts";
+import { collectK8s } from "../../../src/collect/_k8s.ts";
+import { addPodImages, flattenSpec, parseImage, providerOf } from "../../../src/collect/_k8s-parse.ts";
+import type { Readings } from "../../../src/collect/_types.ts";
 import type { Json, V1Pod } from "../../../src/kube/types.ts";
 import { FakeCluster, gpuNode } from "./fake-cluster.ts";
 import { captureLog, collectorOptions } from "./helpers.ts";

@@ -1,9 +1,9 @@
 import { describe, expect, test } from "bun:test";
 import { chmod, mkdir, readFile, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { collectOs } from "../../../src/collect/os.ts";
-import { parseKernelCmdline, parseOsRelease, sysctlReadings } from "../../../src/collect/os-parse.ts";
-import type { Measurement } from "../../../src/collect/types.ts";
+import { collectOs } from "../../../src/collect/_os.ts";
+import { parseKernelCmdline, parseOsRelease, sysctlReadings } from "../../../src/collect/_os-parse.ts";
+import type { Measurement } from "../../../src/collect/_types.ts";
 import { captureLog, collectorOptions, HOSTS, withTempDir } from "./helpers.ts";
 
 function subtype(m: Measurement, name: string): Record<string, string | number | boolean> | undefined {

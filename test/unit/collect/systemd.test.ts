@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { collectSystemd, parseSystemctlShow } from "../../../src/collect/systemd.ts";
+import { collectSystemd, parseSystemctlShow } from "../../../src/collect/_systemd.ts";
 import { captureLog, collectorOptions, pathWith, withTempDir } from "./helpers.ts";
 
 describe("SystemD collector", () => {

@@ -5,7 +5,7 @@ import {
   formatNodeList,
   tallyNodes,
   topologyMeasurement,
-} from "../../../src/collect/topology.ts";
+} from "../../../src/collect/_topology.ts";
 import type { Json, V1Node } from "../../../src/kube/types.ts";
 import { FakeCluster } from "./fake-cluster.ts";
 import { collectorOptions } from "./helpers.ts";

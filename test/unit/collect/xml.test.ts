@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { parseXml, textAt } from "../../../src/collect/xml.ts";
+import { parseXml, textAt } from "../../../src/collect/_xml.ts";
 
 describe("parseXml", () => {
   test("elements, attributes, nested text, prolog, DOCTYPE and comments", () => {

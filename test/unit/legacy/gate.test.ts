@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { requiredChecks } from "../../../src/legacy/gate.ts";
+import { requiredChecks } from "../../../src/legacy/_gate.ts";
 
 const text = (checks: ReturnType<typeof requiredChecks>) =>
   checks.map(

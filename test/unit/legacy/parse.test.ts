@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { AicrError } from "../../../src/core/errors.ts";
-import { parseObserved } from "../../../src/legacy/parse.ts";
+import { parseObserved } from "../../../src/legacy/_parse.ts";
 
 const metadata = { name: "aicr", namespace: "gpu", uid: "u1", resourceVersion: "7" };
 

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { buildPlan, toDelete } from "../../../src/legacy/plan.ts";
+import { buildPlan, toDelete } from "../../../src/legacy/_plan.ts";
 import type { Plan, PlanEntry } from "../../../src/legacy/types.ts";
 import { CLUSTER_BASELINE_RULES, DISCOVER_NETWORK_RULES, toPolicyRule } from "../../../src/rbac/rules.ts";
 import {

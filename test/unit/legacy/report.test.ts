@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { planReceipt, tally } from "../../../src/legacy/apply.ts";
-import { buildPlan } from "../../../src/legacy/plan.ts";
+import { planReceipt, tally } from "../../../src/legacy/_apply.ts";
+import { buildPlan } from "../../../src/legacy/_plan.ts";
 import { entryLine, toJson } from "../../../src/legacy/report.ts";
 import { legacySet, observation } from "./_observed.ts";
 

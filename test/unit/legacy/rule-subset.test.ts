@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { grantsBeyond, LEGACY_CLUSTER_GRANTS, summarize } from "../../../src/legacy/rule-subset.ts";
+import { grantsBeyond, LEGACY_CLUSTER_GRANTS, summarize } from "../../../src/legacy/_rule-subset.ts";
 
 describe("grantsBeyond", () => {
   test("compares per group, resource and verb, so regrouped rules still match", () => {

@@ -5,7 +5,7 @@ import {
   formatTimestamp,
   provenanceFromEnv,
   sourceNodeFromEnv,
-} from "../../../src/snapshot/build.ts";
+} from "../../../src/snapshot/_build.ts";
 import type { Measurement } from "../../../src/snapshot/schema.ts";
 
 const NOW = new Date("2026-11-29T10:30:00.123Z");

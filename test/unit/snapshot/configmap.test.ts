@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { buildSnapshotConfigMap, labelSafeVersion } from "../../../src/snapshot/configmap.ts";
+import { buildSnapshotConfigMap, labelSafeVersion } from "../../../src/snapshot/_configmap.ts";
 
 describe("buildSnapshotConfigMap", () => {
   test("labels and data keys for YAML", () => {

@@ -2,7 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 import { collectAll } from "../../../src/collect/index.ts";
 import { createLogger } from "../../../src/core/log.ts";
-import { buildSnapshot } from "../../../src/snapshot/build.ts";
+import { buildSnapshot } from "../../../src/snapshot/_build.ts";
 import { parseSnapshot, type Snapshot } from "../../../src/snapshot/schema.ts";
 import { serializeSnapshot } from "../../../src/snapshot/serialize.ts";
 

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import type { AicrError } from "../../../src/core/errors.ts";
-import { planChecks } from "../../../src/validate/catalog.ts";
+import { planChecks } from "../../../src/validate/_catalog.ts";
 import { parseRecipe } from "../../../src/validate/recipe.ts";
 
 const recipe = (checks: string, phase = "deployment") =>

@@ -7,7 +7,7 @@ import {
   gpuOperatorVersion,
   imageTag,
   operatorHealth,
-} from "../../../src/validate/validator/checks.ts";
+} from "../../../src/validate/validator/_checks.ts";
 
 const snapshot = parseSnapshot(
   readFileSync(join(import.meta.dir, "../../validate/fixtures/snapshot-h100.yaml"), "utf8"),

@@ -4,7 +4,7 @@ import {
   evaluate,
   parseExpression,
   parseVersion,
-} from "../../../src/validate/expression.ts";
+} from "../../../src/validate/_expression.ts";
 
 const holds = (actual: string, value: string): boolean => evaluate(actual, parseExpression(value)).holds;
 

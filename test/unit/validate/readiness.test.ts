@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSnapshot } from "../../../src/snapshot/schema.ts";
-import { evaluateReadiness, readinessError } from "../../../src/validate/readiness.ts";
-import { knownPaths, lookupReading, nearestPath, splitPath } from "../../../src/validate/readings.ts";
+import { evaluateReadiness, readinessError } from "../../../src/validate/_readiness.ts";
+import { knownPaths, lookupReading, nearestPath, splitPath } from "../../../src/validate/_readings.ts";
 
 const snapshot = parseSnapshot(
   readFileSync(join(import.meta.dir, "../../validate/fixtures/snapshot-h100.yaml"), "utf8"),

@@ -7,7 +7,7 @@ import {
   buildTable,
   type CheckResult,
   statusOfExitCode,
-} from "../../../src/validate/report.ts";
+} from "../../../src/validate/_report.ts";
 
 const GOLDEN = join(import.meta.dir, "../../fixtures/golden/validate");
 

@@ -1,0 +1,22 @@
+import { writeFileAtomic } from "../core/files.ts";
+import type { Logger } from "../core/log.ts";
+import { buildCtrf, buildJunit, buildTable, type CheckResult } from "./_report.ts";
+import type { ValidateOptions } from "./options.ts";
+
+/** The report on stdout or -o (table or CTRF JSON), and JUnit XML with --junit. */
+export async function writeReports(
+  results: readonly CheckResult[],
+  o: ValidateOptions,
+  io: { version: string; start: number; stop: number; log: Logger; writeStdout: (t: string) => void },
+): Promise<void> {
+  const input = { version: io.version, start: io.start, stop: io.stop, results };
+  const main = o.format === "table" ? buildTable(results) : `${JSON.stringify(buildCtrf(input), null, 2)}\n`;
+  if (o.outputPath) {
+    await writeFileAtomic(o.outputPath, main, { flag: "--output" });
+    io.log.info(`report written to ${o.outputPath}`);
+  } else io.writeStdout(main);
+  if (o.junitPath) {
+    await writeFileAtomic(o.junitPath, buildJunit(input), { flag: "--junit" });
+    io.log.info(`JUnit report written to ${o.junitPath}`);
+  }
+}

@@ -1,0 +1,122 @@
+import { Writable } from "node:stream";
+import { describePodState, type PodState } from "../../agent/wait.ts";
+import { DeadlineExceeded, startDeadline } from "../../core/deadline.ts";
+import type { KubeClient } from "../../kube/client.ts";
+import type { OwnerRef } from "../../rbac/objects.ts";
+import { type CreateOwnedOptions, createOwned } from "../../run/create-owned.ts";
+import type { PlannedCheck } from "../_catalog.ts";
+import { type CheckResult, statusOfExitCode } from "../_report.ts";
+import { buildCheckJob, type Ctx, VALIDATOR_CONTAINER } from "./_objects.ts";
+import { waitForCheckPod } from "./_wait-check.ts";
+
+const MAX_LINES = 50;
+const MAX_BYTES = 8192;
+const VERDICT_LINE = /^(passed|failed|skipped): (.*)$/;
+
+/** The last lines of a log, bounded in count and size, for the report. */
+export function truncateOutput(text: string): string[] {
+  const tail = text.length > MAX_BYTES ? text.slice(-MAX_BYTES) : text;
+  const lines = tail.split("\n").filter((l) => l !== "");
+  return lines.slice(-MAX_LINES);
+}
+
+/** The validator's own verdict line, which stands in for a termination message the runtime did not keep. */
+export function verdictMessage(lines: readonly string[]): string | undefined {
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = VERDICT_LINE.exec(lines[i] ?? "");
+    if (m) return m[2];
+  }
+  return undefined;
+}
+
+async function readLog(
+  client: KubeClient,
+  namespace: string,
+  pod: string,
+  signal: AbortSignal,
+): Promise<string> {
+  const chunks: Buffer[] = [];
+  const out = new Writable({
+    write(chunk, _enc, cb) {
+      chunks.push(Buffer.from(chunk));
+      cb();
+    },
+  });
+  await client.followLog({ namespace, pod, container: VALIDATOR_CONTAINER }, { out, signal, follow: false });
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+export interface RunOneIo {
+  client: KubeClient;
+  create: CreateOwnedOptions;
+  ctx: Ctx;
+  owner: OwnerRef;
+  runId: string;
+  image: string;
+  timeoutMs: number;
+  signal: AbortSignal;
+  now: () => number;
+}
+
+/** Creates one check's Job, waits for its own pod, and reads the result from the exit code and output. */
+export async function runOneCheck(check: PlannedCheck, io: RunOneIo): Promise<CheckResult> {
+  const start = io.now();
+  const row = (r: Omit<CheckResult, "suite" | "name" | "durationMs">): CheckResult => ({
+    suite: check.phase,
+    name: check.name,
+    durationMs: io.now() - start,
+    ...r,
+  });
+  if (check.skipped) return row({ status: "skipped", message: "withheld by --skip-check", stdout: [] });
+  const job = buildCheckJob(io.ctx, {
+    check: check.name,
+    phase: check.phase,
+    runId: io.runId,
+    image: io.image,
+    timeoutMs: io.timeoutMs,
+    owner: io.owner,
+  });
+  // Each check has --timeout of its own, from its Job's create to its pod's end.
+  using deadline = startDeadline(io.signal, io.timeoutMs, {
+    what: `check ${check.name} did not finish`,
+    remedy: "raise --timeout if the check is just slow; the check's pod status says where it stood",
+  });
+  let last: PodState | undefined;
+  let outcome: Awaited<ReturnType<typeof waitForCheckPod>>;
+  try {
+    const made = await createOwned(job, { ...io.create, signal: deadline.signal });
+    outcome = await waitForCheckPod(io.client, {
+      namespace: io.ctx.namespace,
+      runId: io.runId,
+      check: check.name,
+      jobUid: made.metadata?.uid ?? "",
+      image: io.image,
+      signal: deadline.signal,
+      seen: (pod) => (last = pod),
+    });
+  } catch (err) {
+    if (err instanceof DeadlineExceeded) {
+      const where = err.at(last ? describePodState(last) : "its pod was not seen");
+      return row({ status: "other", message: `timed out: ${where.message}`, stdout: [], timedOut: true });
+    }
+    throw err;
+  }
+  if (outcome.kind === "stuck")
+    return row({
+      status: "other",
+      message: `the check's pod cannot run: ${outcome.error.message}`,
+      stdout: [],
+    });
+  const log = await readLog(io.client, io.ctx.namespace, outcome.pod.metadata.name, io.signal).catch(
+    () => "",
+  );
+  const stdout = truncateOutput(log);
+  const t = outcome.terminated;
+  const fromFile =
+    t.message && !VERDICT_LINE.test(t.message.trim().split("\n").pop() ?? "") ? t.message.trim() : undefined;
+  const message =
+    t.reason === "OOMKilled"
+      ? "Container OOMKilled"
+      : (verdictMessage(stdout) ?? fromFile ?? `exit code ${t.exitCode}`);
+  return row({ status: statusOfExitCode(t.exitCode), message, stdout });
+}

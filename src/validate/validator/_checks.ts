@@ -1,0 +1,139 @@
+/** The built-in validators' verdicts, computed from what they read. Pure: the I/O is in run.ts. */
+
+import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../kube/types.ts";
+import type { Snapshot } from "../../snapshot/schema.ts";
+import { describeExpression, evaluate, parseExpression } from "../_expression.ts";
+import { lookupReading } from "../_readings.ts";
+
+export type VerdictStatus = "passed" | "failed" | "skipped";
+
+export interface Verdict {
+  status: VerdictStatus;
+  message: string;
+  /** One line per object looked at. */
+  details: string[];
+}
+
+export const GPU_OPERATOR_NAMESPACE = "gpu-operator";
+export const GPU_RESOURCE = "nvidia.com/gpu";
+export const VERSION_CONSTRAINT = "Deployment.gpu-operator.version";
+
+/** Pods and nodes as the API's JSON carries them (kube/types.ts). */
+type Pod = Json<V1Pod>;
+type Node = Json<V1Node>;
+
+const HEALTHY_PHASES = new Set(["Running", "Succeeded"]);
+
+export function operatorHealth(policies: readonly ClusterPolicy[], pods: readonly Pod[]): Verdict {
+  const details = [
+    ...policies.map((p) => `ClusterPolicy ${p.metadata?.name}: state ${p.status?.state ?? "(none)"}`),
+    ...pods.map((p) => `pod ${GPU_OPERATOR_NAMESPACE}/${p.metadata?.name}: ${p.status?.phase ?? "Unknown"}`),
+  ];
+  if (policies.length === 0)
+    return {
+      status: "failed",
+      message: "no ClusterPolicy found: the GPU Operator is not installed",
+      details,
+    };
+  const notReady = policies.filter((p) => p.status?.state !== "ready");
+  if (notReady.length > 0) {
+    const list = notReady.map((p) => `${p.metadata?.name} (${p.status?.state ?? "no state"})`).join(", ");
+    return { status: "failed", message: `ClusterPolicy not ready: ${list}`, details };
+  }
+  if (pods.length === 0)
+    return { status: "failed", message: `no operand pods in namespace ${GPU_OPERATOR_NAMESPACE}`, details };
+  const unhealthy = pods.filter((p) => !HEALTHY_PHASES.has(p.status?.phase ?? ""));
+  if (unhealthy.length > 0) {
+    const list = unhealthy.map((p) => `${p.metadata?.name} (${p.status?.phase ?? "Unknown"})`).join(", ");
+    return { status: "failed", message: `${unhealthy.length} operand pod(s) not Running: ${list}`, details };
+  }
+  return { status: "passed", message: `ClusterPolicy ready; ${pods.length} operand pod(s) Running`, details };
+}
+
+const gpus = (n: Node): number => Number(n.status?.allocatable?.[GPU_RESOURCE] ?? "0") || 0;
+const isGpuNode = (n: Node): boolean =>
+  n.metadata?.labels?.["nvidia.com/gpu.present"] === "true" ||
+  Number(n.status?.capacity?.[GPU_RESOURCE] ?? 0) > 0;
+
+/** The GPU count the snapshot's node reported (hardware enumeration first, then nvidia-smi). */
+export function snapshotGpuCount(snapshot: Snapshot): number | undefined {
+  const text =
+    lookupReading(snapshot, "GPU.hardware.gpu-count") ?? lookupReading(snapshot, "GPU.smi.gpu-count");
+  return text === undefined ? undefined : Number(text);
+}
+
+export function expectedResources(nodes: readonly Node[], snapshot: Snapshot): Verdict {
+  const gpuNodes = nodes.filter(isGpuNode);
+  const details = gpuNodes.map((n) => `node ${n.metadata?.name}: allocatable ${GPU_RESOURCE}=${gpus(n)}`);
+  const source = String(snapshot.metadata["source-node"] ?? "");
+  const counted = snapshotGpuCount(snapshot);
+  if (gpuNodes.length === 0) {
+    return counted && counted > 0
+      ? {
+          status: "failed",
+          message: `the snapshot found ${counted} GPU(s) on ${source}, but no node advertises ${GPU_RESOURCE}`,
+          details,
+        }
+      : { status: "skipped", message: "no GPU nodes in the cluster and none in the snapshot", details };
+  }
+  const empty = gpuNodes.filter((n) => gpus(n) <= 0);
+  if (empty.length > 0) {
+    const list = empty.map((n) => n.metadata?.name).join(", ");
+    return {
+      status: "failed",
+      message: `GPU node(s) advertise no allocatable ${GPU_RESOURCE}: ${list}`,
+      details,
+    };
+  }
+  const sourceNode = gpuNodes.find((n) => n.metadata?.name === source);
+  if (sourceNode && counted !== undefined && gpus(sourceNode) !== counted) {
+    return {
+      status: "failed",
+      message: `node ${source} advertises ${gpus(sourceNode)} allocatable ${GPU_RESOURCE}, but the snapshot found ${counted} GPU(s) on it`,
+      details,
+    };
+  }
+  return {
+    status: "passed",
+    message: `${gpuNodes.length} GPU node(s), each with allocatable ${GPU_RESOURCE}`,
+    details,
+  };
+}
+
+/** The tag of an image reference (`nvcr.io/nvidia/gpu-operator:v25.10.1` → `v25.10.1`). */
+export function imageTag(image: string): string | undefined {
+  const last = image.split("@")[0]?.split("/").pop() ?? "";
+  const at = last.lastIndexOf(":");
+  return at < 0 ? undefined : last.slice(at + 1);
+}
+
+const isOperatorPod = (p: Pod): boolean =>
+  p.metadata?.labels?.app === "gpu-operator" ||
+  p.metadata?.labels?.["app.kubernetes.io/name"] === "gpu-operator";
+
+export function gpuOperatorVersion(constraint: string | undefined, pods: readonly Pod[]): Verdict {
+  if (constraint === undefined)
+    return { status: "skipped", message: `the recipe sets no ${VERSION_CONSTRAINT} constraint`, details: [] };
+  const operator = pods.find(isOperatorPod);
+  const image = operator?.spec?.containers?.[0]?.image;
+  const tag = image ? imageTag(image) : undefined;
+  const details = operator
+    ? [`pod ${GPU_OPERATOR_NAMESPACE}/${operator.metadata?.name}: image ${image}`]
+    : [];
+  if (!operator || !tag) {
+    return {
+      status: "failed",
+      message: operator
+        ? `the GPU Operator image ${JSON.stringify(image)} carries no version tag`
+        : `no GPU Operator pod (label app=gpu-operator) in namespace ${GPU_OPERATOR_NAMESPACE}`,
+      details,
+    };
+  }
+  const expr = parseExpression(constraint);
+  const ok = evaluate(tag, expr).holds;
+  return {
+    status: ok ? "passed" : "failed",
+    message: `deployed GPU Operator ${tag}; ${VERSION_CONSTRAINT} expects ${describeExpression(expr)}`,
+    details,
+  };
+}
