@@ -4,6 +4,7 @@ import { runLabels } from "../../src/run/labels.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
+import { RUN_OBJECT_KINDS } from "../snapshot/_harness.ts";
 import { useCluster } from "../support/cluster.ts";
 import {
   adminClient,
@@ -73,17 +74,7 @@ for (const backend of BACKENDS)
           receipt = await run.cleanup();
         }
         expect(receipt.filter((r) => r.outcome !== "deleted")).toEqual([]);
-        expect(receipt.map((r) => r.kind).sort()).toEqual(
-          [
-            "ClusterRole",
-            "ClusterRoleBinding",
-            "ConfigMap",
-            "Job",
-            "Role",
-            "RoleBinding",
-            "ServiceAccount",
-          ].sort(),
-        );
+        expect(receipt.map((r) => r.kind).sort()).toEqual([...RUN_OBJECT_KINDS].sort());
         // One wave: a dependent the collector took after its owner's delete is still this cleanup's doing.
         for (const r of receipt.filter((x) => x.detail))
           expect(r.detail).toBe("collected with its owner by the garbage collector");

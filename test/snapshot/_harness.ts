@@ -182,6 +182,23 @@ export function writes(cluster: Cluster, since = 0): LoggedRequest[] {
     .filter((e) => e.seq > since && !e.path.includes("accessreviews") && e.query.dryRun !== "All");
 }
 
+/** The activeDeadlineSeconds of every Job created in `namespace` since request `from`, from the request log. */
+export const jobDeadlinesSince = (cluster: Cluster, namespace: string, from: number): number[] =>
+  writes(cluster, from)
+    .filter((e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${namespace}/jobs`)
+    .map((e) => (e.body as { spec: { activeDeadlineSeconds: number } }).spec.activeDeadlineSeconds);
+
+/** The seven kinds one prefix-mode snapshot run creates (its staging ConfigMap included). */
+export const RUN_OBJECT_KINDS = [
+  "ClusterRole",
+  "ClusterRoleBinding",
+  "ConfigMap",
+  "Job",
+  "Role",
+  "RoleBinding",
+  "ServiceAccount",
+];
+
 export function lastSeq(cluster: Cluster): number {
   return cluster.log.entries.at(-1)?.seq ?? 0;
 }

@@ -12,6 +12,7 @@ import {
   AGENT_IMAGE,
   existingServiceAccount,
   freshNamespace,
+  jobDeadlinesSince,
   lastSeq,
   runIdOf,
   runObjects,
@@ -71,10 +72,7 @@ for (const backend of BACKENDS)
       async () => {
         const ns = await freshNamespace(cluster(), "deadline");
         const since = lastSeq(cluster());
-        const deadlines = (from: number) =>
-          writes(cluster(), from)
-            .filter((e) => e.method === "POST" && e.path === `/apis/batch/v1/namespaces/${ns}/jobs`)
-            .map((e) => (e.body as { spec: { activeDeadlineSeconds: number } }).spec.activeDeadlineSeconds);
+        const deadlines = (from: number) => jobDeadlinesSince(cluster(), ns, from);
         const short = await runSnapshot(admin, ["-n", ns, ...img, "--timeout", "1m"]);
         expect(short.code, short.stderr).toBe(0);
         expect(deadlines(since)).toEqual([120]);
