@@ -139,7 +139,7 @@ export class AgentRun {
     let owner: OwnerRef | undefined;
     let serviceAccountName: string;
     let watchFrom: string | undefined;
-    if (mode.mode === "prefix") {
+    if (mode.kind === "prefix") {
       // The ClusterRole is the run's anchor: deleting it (cleanup, an operator, after a SIGKILL) collects the rest.
       // Cluster-scoped, so it goes out alongside the namespace ensure.
       const anchorCreate = create(

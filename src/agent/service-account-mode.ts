@@ -4,8 +4,8 @@ import { isForbidden, isNotFound } from "../kube/errors.ts";
 
 /** prefix: the run creates its own ServiceAccount and RBAC; exact: it runs as an existing one and grants nothing. */
 export type ServiceAccountMode =
-  | { mode: "prefix"; prefix: string | undefined }
-  | { mode: "exact"; name: string };
+  | { kind: "prefix"; prefix: string | undefined }
+  | { kind: "exact"; name: string };
 
 /**
  * Exact-if-exists: a named ServiceAccount that exists is used verbatim (IRSA and Workload Identity pin
@@ -15,7 +15,7 @@ export async function resolveServiceAccountMode(
   client: KubeClient,
   options: { namespace: string; name: string | undefined },
 ): Promise<ServiceAccountMode> {
-  if (!options.name) return { mode: "prefix", prefix: undefined };
+  if (!options.name) return { kind: "prefix", prefix: undefined };
   try {
     await client.get({
       apiVersion: "v1",
@@ -23,9 +23,9 @@ export async function resolveServiceAccountMode(
       name: options.name,
       namespace: options.namespace,
     });
-    return { mode: "exact", name: options.name };
+    return { kind: "exact", name: options.name };
   } catch (err) {
-    if (isNotFound(err)) return { mode: "prefix", prefix: options.name };
+    if (isNotFound(err)) return { kind: "prefix", prefix: options.name };
     if (isForbidden(err)) {
       throw new AicrError(
         "UNAUTHORIZED",

@@ -188,7 +188,7 @@ async function modeSpecific(
   admissionSent?: Admission,
 ): Promise<ModeFindings> {
   const out: ModeFindings = { lines: [], notes: [], hints: [] };
-  if (mode.mode === "prefix") {
+  if (mode.kind === "prefix") {
     const [rbac, escalation, admission] = await Promise.all([
       deniedChecks(client, callerRbacChecks(input.namespace), { signal: input.signal }),
       escalationLines(client, input),
@@ -248,7 +248,7 @@ export async function checkPermissions(
   if (everything.allowed) {
     const mode = await modeP;
     const found: ModeFindings =
-      mode.mode === "exact"
+      mode.kind === "exact"
         ? await modeSpecific(client, input, mode, log, admission)
         : await (admission ?? admissionLines(client, input, mode)).then((a) => ({
             lines: a.denied,

@@ -74,7 +74,7 @@ function dryRunPod(plan: AgentRunPlan, config: AgentRunConfig, mode: ServiceAcco
     labels: plan.labels,
     runId: config.identity.runId,
     // In prefix mode the run's ServiceAccount does not exist yet; admission of the pod itself is what is predicted.
-    serviceAccountName: mode.mode === "exact" ? mode.name : "default",
+    serviceAccountName: mode.kind === "exact" ? mode.name : "default",
     output: `cm://${plan.output.namespace}/${plan.output.name}`,
     outputIsStaging: plan.ownsOutput,
   });
@@ -166,7 +166,7 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
   const progress = createProgress(log);
   const ctx = { client, log, signal: deadline.signal };
   const gate = await gateRun(o, options, config, plan, ctx);
-  progress.phase("permissions checked", { mode: gate.mode.mode });
+  progress.phase("permissions checked", { mode: gate.mode.kind });
   let content: string;
   let scope: RunScope;
   {
@@ -176,7 +176,7 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
       log,
       cleanup: o.cleanup,
       removeCommand: () =>
-        gate.mode.mode === "exact"
+        gate.mode.kind === "exact"
           ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
           : `kubectl delete clusterrole ${plan.names.clusterRole}`,
       staging: () => (plan.ownsOutput ? plan.output : undefined),
@@ -238,7 +238,7 @@ async function gateRun(
         resolveMode: () =>
           resolveServiceAccountMode(client, { namespace: o.namespace, name: o.serviceAccountName }),
         dryRunPod: (mode) => dryRunPod(plan, config, mode),
-        knownMode: o.serviceAccountName ? undefined : { mode: "prefix", prefix: undefined },
+        knownMode: o.serviceAccountName ? undefined : { kind: "prefix", prefix: undefined },
         signal,
       },
       log,

@@ -77,7 +77,7 @@ for (const backend of BACKENDS)
       await grant("exact-rules", NAMESPACED_RULES.map(toPolicyRule));
       const { run, outcome } = await runAs("exact-rules");
       try {
-        expect(run.mode).toEqual({ mode: "exact", name: "exact-rules" });
+        expect(run.mode).toEqual({ kind: "exact", name: "exact-rules" });
         expect(outcome.succeeded).toBe(true);
         const doc = parseSnapshot(await run.readResult(), "result");
         expect(doc.measurements.map((m) => m.type)).toContain("K8s");

@@ -58,7 +58,7 @@ for (const backend of BACKENDS)
         let receipt: Awaited<ReturnType<typeof run.cleanup>> = [];
         try {
           const result = await driveRun(run);
-          expect(run.mode).toEqual({ mode: "exact", name: SA });
+          expect(run.mode).toEqual({ kind: "exact", name: SA });
           expect(result.runId).toBe(runId);
           const job = find(cluster(), "jobs", NS, run.plan.names.job)!;
           expect(job.spec.template.spec.serviceAccountName).toBe(SA);
@@ -109,7 +109,7 @@ for (const backend of BACKENDS)
         let receipt: Awaited<ReturnType<typeof run.cleanup>> = [];
         try {
           await driveRun(run);
-          expect(run.mode).toEqual({ mode: "prefix", prefix: "team-snap" });
+          expect(run.mode).toEqual({ kind: "prefix", prefix: "team-snap" });
           expect(find(cluster(), "serviceaccounts", NS, `team-snap-${runId}`)).toBeDefined();
         } finally {
           receipt = await run.cleanup();
@@ -134,7 +134,7 @@ for (const backend of BACKENDS)
         const seq = cluster().log.entries.length;
         try {
           await run.deploy();
-          expect(run.mode).toEqual({ mode: "prefix", prefix: undefined });
+          expect(run.mode).toEqual({ kind: "prefix", prefix: undefined });
           expect(
             cluster()
               .log.entries.slice(seq)
