@@ -14,6 +14,7 @@ import {
   freshNamespace,
   jobDeadlinesSince,
   lastSeq,
+  RUN_OBJECT_KINDS,
   runIdOf,
   runObjects,
   runSnapshot,
@@ -136,15 +137,7 @@ for (const backend of BACKENDS)
           () => `the seven kept run objects; so far: ${runObjects(cluster(), ns, runId).join(", ")}`,
           STUCK_MS,
         );
-        expect(left.map((k) => k.split("/")[0])).toEqual([
-          "ClusterRole",
-          "ClusterRoleBinding",
-          "ConfigMap",
-          "Job",
-          "Role",
-          "RoleBinding",
-          "ServiceAccount",
-        ]);
+        expect(left.map((k) => k.split("/")[0])).toEqual(RUN_OBJECT_KINDS);
         // stdout is the agent's YAML byte for byte.
         const staging = (await untilStore(
           cluster(),
