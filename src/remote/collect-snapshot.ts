@@ -167,23 +167,23 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
   const ctx = { client, log, signal: deadline.signal };
   const gate = await gateRun(o, options, config, plan, ctx);
   progress.phase("permissions checked", { mode: gate.mode.kind });
+  const scope = new RunScope({
+    client,
+    identity,
+    log,
+    cleanup: o.cleanup,
+    removeCommand: () =>
+      gate.mode.kind === "exact"
+        ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
+        : `kubectl delete clusterrole ${plan.names.clusterRole}`,
+    staging: () => (plan.ownsOutput ? plan.output : undefined),
+    announce: (message, fields) => progress.phase(message, fields),
+  });
   let content: string;
-  let scope: RunScope;
   {
-    await using run = new RunScope({
-      client,
-      identity,
-      log,
-      cleanup: o.cleanup,
-      removeCommand: () =>
-        gate.mode.kind === "exact"
-          ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
-          : `kubectl delete clusterrole ${plan.names.clusterRole}`,
-      staging: () => (plan.ownsOutput ? plan.output : undefined),
-      announce: (message, fields) => progress.phase(message, fields),
-    });
-    scope = run;
-    const agent = new AgentRun(client, { ...config, nodeSelector: gate.nodeSelector }, run, ctx);
+    // Teardown on every path out of this block: cleanup and its receipt, or the kept list.
+    await using _ = scope;
+    const agent = new AgentRun(client, { ...config, nodeSelector: gate.nodeSelector }, scope, ctx);
     content = await execute(agent, o, gate, { ...ctx, deadline, progress });
   }
   // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
