@@ -1,7 +1,15 @@
 import { type ArgDef, type ArgsDef, type CommandDef, renderUsage, runCommand } from "citty";
 import { globalArgs } from "./commands/_args.ts";
 import { normalizeArgv } from "./commands/_argv.ts";
+import {
+  type CompletionFlag,
+  type CompletionModel,
+  completionScript,
+  SHELLS,
+  type Shell,
+} from "./commands/_completion.ts";
 import type { CliData } from "./commands/_define.ts";
+import { defineAicrCommand } from "./commands/_define.ts";
 import { AicrError } from "./core/errors.ts";
 import { nearest } from "./core/suggest.ts";
 import { VERSION } from "./core/version.ts";
@@ -62,6 +70,10 @@ export const COMMANDS: Record<string, Entry> = {
     description: "Print the version, the git revision and the agent image this build deploys",
     load: lazy(() => import("./commands/version.ts")),
   },
+  completion: {
+    description: "Print a shell completion script: bash, zsh or fish",
+    load: async () => completionCommand(),
+  },
   agent: {
     description: "Internal: the in-pod agent",
     load: lazy(() => import("./commands/agent.ts")),
@@ -90,6 +102,63 @@ const root: CommandDef<ArgsDef> = {
     PUBLIC.map((name) => [name, { meta: { name, description: COMMANDS[name]?.description } }]),
   ),
 };
+
+const flagsOf = (args: ArgsDef, skip: ArgsDef = {}): CompletionFlag[] =>
+  Object.entries(args)
+    .filter(([name, d]) => d.type !== "positional" && !(name in skip))
+    .map(([name, d]) => ({
+      name,
+      alias: aliasesOf(d)[0],
+      takesValue: d.type === "string" || d.type === "enum",
+      description: (d as { description?: string }).description ?? "",
+    }));
+
+/** The completion model: every public command and verb with its own flags (each command is loaded). */
+async function completionModel(): Promise<CompletionModel> {
+  const model: CompletionModel = { top: [], groups: {}, commands: [], globalFlags: flagsOf(globalArgs) };
+  const add = async (path: string, entry: CommandEntry) => {
+    const cmd = await entry.load();
+    const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
+    model.commands.push({ path, description: entry.description, flags: flagsOf(args, globalArgs) });
+  };
+  for (const name of PUBLIC) {
+    const entry = COMMANDS[name] as Entry;
+    model.top.push({ name, description: entry.description });
+    if ("subcommands" in entry) {
+      model.groups[name] = Object.entries(entry.subcommands).map(([verb, e]) => ({
+        name: verb,
+        description: e.description,
+      }));
+      for (const [verb, e] of Object.entries(entry.subcommands)) await add(`${name} ${verb}`, e);
+    } else await add(name, entry);
+  }
+  return model;
+}
+
+/** aicr completion bash|zsh|fish: the script on stdout (source it, or install it where the shell looks). */
+function completionCommand(): CommandDef<ArgsDef> {
+  return defineAicrCommand({
+    name: "completion",
+    announceRun: false,
+    description: "Print a shell completion script: bash, zsh or fish",
+    transport: "offline",
+    args: { shell: { type: "positional", description: "bash, zsh or fish", required: true } },
+    async run(_ctx, args) {
+      const shell = args.shell as Shell;
+      if (!SHELLS.includes(shell))
+        throw new AicrError(
+          "INVALID_REQUEST",
+          `unknown shell ${JSON.stringify(args.shell)}: expected bash, zsh or fish`,
+          {
+            remedy:
+              "bash: source <(aicr completion bash); zsh: source <(aicr completion zsh); fish: aicr completion fish | source",
+            context: { field: "shell", value: args.shell },
+          },
+        );
+      process.stdout.write(completionScript(shell, await completionModel()));
+    },
+  }) as unknown as CommandDef<ArgsDef>;
+}
 
 /** A group's own command, for its usage page: the subcommands with their descriptions. */
 function groupCommand(

@@ -1,0 +1,106 @@
+/**
+ * Shell completion scripts for bash, zsh and fish, generated from the command map and each command's
+ * flags (pure: cli.ts builds the model, `aicr completion <shell>` prints the script).
+ */
+
+export const SHELLS = ["bash", "zsh", "fish"] as const;
+export type Shell = (typeof SHELLS)[number];
+
+export interface CompletionFlag {
+  name: string;
+  alias?: string | undefined;
+  takesValue: boolean;
+  description: string;
+}
+
+export interface CompletionCommand {
+  /** "snapshot", or "image push" for a verb of a group. */
+  path: string;
+  description: string;
+  flags: CompletionFlag[];
+}
+
+export interface CompletionModel {
+  /** Top-level names (commands and groups), public only. */
+  top: { name: string; description: string }[];
+  /** Group name → its verbs. */
+  groups: Record<string, { name: string; description: string }[]>;
+  commands: CompletionCommand[];
+  globalFlags: CompletionFlag[];
+}
+
+/** The program names the scripts complete: the binary and its kubectl plugin name. */
+const PROGRAMS = ["aicr", "kubectl-aicr"];
+
+const spellings = (flags: readonly CompletionFlag[]): string[] =>
+  flags.flatMap((f) => [
+    `--${f.name}`,
+    ...(f.alias ? [f.alias.length === 1 ? `-${f.alias}` : `--${f.alias}`] : []),
+  ]);
+
+const shellWord = (s: string): string => s.replace(/[^A-Za-z0-9_ -]/g, "");
+
+export function completionScript(shell: Shell, model: CompletionModel): string {
+  if (shell === "fish") return fishScript(model);
+  const bash = bashScript(model);
+  return shell === "zsh"
+    ? `#compdef aicr kubectl-aicr\n# zsh: through bash completion (bashcompinit)\nautoload -U +X bashcompinit && bashcompinit\n${bash}`
+    : bash;
+}
+
+function bashScript(m: CompletionModel): string {
+  const valueFlags = [...m.globalFlags, ...m.commands.flatMap((c) => c.flags)].filter((f) => f.takesValue);
+  const cases = m.commands.map(
+    (c) =>
+      `    ${JSON.stringify(c.path)}) words_="${[...spellings(c.flags), ...spellings(m.globalFlags), "--help"].join(" ")}" ;;`,
+  );
+  const groupCases = Object.entries(m.groups).map(
+    ([g, verbs]) => `    ${JSON.stringify(g)}) words_="${verbs.map((v) => v.name).join(" ")}" ;;`,
+  );
+  return `# aicr bash completion: source <(aicr completion bash)
+_aicr() {
+  local cur="\${COMP_WORDS[COMP_CWORD]}" cmd="" i w words_=""
+  local value_flags=" ${[...new Set(spellings(valueFlags))].join(" ")} "
+  for ((i = 1; i < COMP_CWORD; i++)); do
+    w="\${COMP_WORDS[i]}"
+    if [[ "$w" == -* ]]; then
+      [[ "$w" != *=* && "$value_flags" == *" $w "* ]] && ((i++))
+      continue
+    fi
+    case "$cmd" in
+      "") cmd="$w" ;;
+${Object.keys(m.groups)
+  .map((g) => `      ${JSON.stringify(g)}) cmd="$cmd $w" ;;`)
+  .join("\n")}
+    esac
+  done
+  case "$cmd" in
+    "") words_="${m.top.map((t) => t.name).join(" ")} ${spellings(m.globalFlags).join(" ")} --help --version" ;;
+${[...groupCases, ...cases].join("\n")}
+  esac
+  COMPREPLY=($(compgen -W "$words_" -- "$cur"))
+}
+complete -F _aicr ${PROGRAMS.join(" ")}
+`;
+}
+
+function fishScript(m: CompletionModel): string {
+  const lines = ["# aicr fish completion: aicr completion fish | source"];
+  for (const program of PROGRAMS) {
+    const c = (rest: string) => lines.push(`complete -c ${program} ${rest}`);
+    for (const t of m.top) c(`-f -n __fish_use_subcommand -a ${t.name} -d '${shellWord(t.description)}'`);
+    for (const [g, verbs] of Object.entries(m.groups))
+      for (const v of verbs)
+        c(`-f -n '__fish_seen_subcommand_from ${g}' -a ${v.name} -d '${shellWord(v.description)}'`);
+    const flag = (f: CompletionFlag, condition?: string) =>
+      c(
+        `${condition ? `-n '${condition}' ` : ""}-l ${f.name}${f.alias?.length === 1 ? ` -s ${f.alias}` : ""}${f.takesValue ? " -r" : ""} -d '${shellWord(f.description)}'`,
+      );
+    for (const f of m.globalFlags) flag(f);
+    for (const cmd of m.commands) {
+      const last = cmd.path.split(" ").at(-1) ?? cmd.path;
+      for (const f of cmd.flags) flag(f, `__fish_seen_subcommand_from ${last}`);
+    }
+  }
+  return `${lines.join("\n")}\n`;
+}
