@@ -32,6 +32,7 @@ const FLAGS = [
   `--define=AICR_VERSION=${JSON.stringify(facts.version)}`,
   `--define=AICR_IMAGE_REPOSITORY=${JSON.stringify(facts.repository)}`,
   `--define=AICR_REVISION=${JSON.stringify(facts.revision)}`,
+  `--define=AICR_BUILT=${JSON.stringify(facts.built)}`,
   // embedded files keep their own names (Bun.embeddedFiles), no content hash
   "--asset-naming=[name].[ext]",
   join(root, "src/main.ts"),
@@ -90,7 +91,7 @@ async function hostArch(): Promise<Arch | undefined> {
 async function smoke(binary: string): Promise<void> {
   const proc = Bun.spawn([binary, "--version"], { stdout: "pipe", stderr: "pipe" });
   const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  if (code !== 0 || out.trim() !== facts.version) {
+  if (code !== 0 || out.split(" ")[0] !== facts.version) {
     const err = await new Response(proc.stderr).text();
     throw new Error(
       `smoke test failed: ${binary} --version exited ${code} printing ${JSON.stringify(out)} ${err}`,

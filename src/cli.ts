@@ -12,7 +12,7 @@ import type { CliData } from "./commands/_define.ts";
 import { defineAicrCommand } from "./commands/_define.ts";
 import { AicrError } from "./core/errors.ts";
 import { nearest } from "./core/suggest.ts";
-import { VERSION } from "./core/version.ts";
+import { BUILT, REVISION, VERSION } from "./core/version.ts";
 
 type Loader = () => Promise<CommandDef<ArgsDef>>;
 const lazy =
@@ -213,8 +213,9 @@ export interface CliIo {
 
 export async function runCli(argv: string[], io: CliIo): Promise<void> {
   const wantsHelp = argv.includes("--help") || argv.includes("-h");
-  if (argv.length === 1 && (argv[0] === "--version" || argv[0] === "-v")) {
-    io.stdout(`${VERSION}\n`);
+  if (argv.length === 1 && argv[0] === "--version") {
+    // One line a script can read: the version first (`aicr version -o json` has every field).
+    io.stdout(`${VERSION} (revision ${REVISION.slice(0, 12)}, built ${BUILT}, bun ${Bun.version})\n`);
     return;
   }
   const at = commandIndex(argv);

@@ -24,6 +24,11 @@ const DEFAULT_SOURCE = "https://github.com/aicr-project/aicr";
 export interface Project {
   version: string;
   revision: string;
+  /**
+   * When the sources were last changed, as the build date: $SOURCE_DATE_EPOCH, else the commit's
+   * date (ISO 8601, UTC). Never the wall clock, so two builds of one checkout stay byte-identical.
+   */
+  built: string;
   /** AICR_IMAGE_REPOSITORY, else package.json config.imageRepository. */
   repository: string;
   tag: string;
@@ -44,6 +49,7 @@ export async function project(): Promise<Project> {
   return {
     version: pkg.version,
     revision,
+    built: buildDate(),
     repository: process.env.AICR_IMAGE_REPOSITORY || pkg.config?.imageRepository || DEFAULT_REPOSITORY,
     tag: imageTag(pkg.version), // the tag the binary's default image names
     labels: {
@@ -53,6 +59,16 @@ export async function project(): Promise<Project> {
       "org.opencontainers.image.licenses": pkg.license ?? "NOASSERTION",
     },
   };
+}
+
+function buildDate(): string {
+  const epoch = Number(process.env.SOURCE_DATE_EPOCH);
+  if (Number.isInteger(epoch) && epoch > 0) return new Date(epoch * 1000).toISOString().replace(".000Z", "Z");
+  const git = Bun.spawnSync(["git", "log", "-1", "--format=%ct"], { cwd: ROOT, stderr: "ignore" });
+  const seconds = Number(git.stdout.toString().trim());
+  return git.exitCode === 0 && seconds > 0
+    ? new Date(seconds * 1000).toISOString().replace(".000Z", "Z")
+    : "unknown";
 }
 
 export function imageInfo(p: Project, runtime: RuntimeLayer): ImageInfo {

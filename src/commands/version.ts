@@ -1,4 +1,4 @@
-import { DEFAULT_IMAGE, IMAGE_REPOSITORY, REVISION, VERSION } from "../core/version.ts";
+import { BUILT, DEFAULT_IMAGE, IMAGE_REPOSITORY, REVISION, VERSION } from "../core/version.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { outputArg, outputFormat, render } from "./_output.ts";
 
@@ -16,6 +16,7 @@ export default defineAicrCommand({
     const info = {
       version: VERSION,
       revision: REVISION,
+      built: BUILT,
       image: DEFAULT_IMAGE,
       imageRepository: IMAGE_REPOSITORY,
       platform: `${process.platform}/${ARCH[process.arch] ?? process.arch}`,
@@ -25,6 +26,7 @@ export default defineAicrCommand({
       [
         `aicr ${info.version}`,
         `  revision:  ${info.revision}`,
+        `  built:     ${info.built}`,
         `  image:     ${info.image}`,
         `  platform:  ${info.platform}`,
         `  runtime:   ${info.runtime}`,

@@ -1,12 +1,16 @@
 declare const AICR_VERSION: string | undefined;
 declare const AICR_IMAGE_REPOSITORY: string | undefined;
 declare const AICR_REVISION: string | undefined;
+declare const AICR_BUILT: string | undefined;
 
 /** Baked in by scripts/build.ts (`--define`); "0.0.0-dev" when run from source. */
 export const VERSION: string = typeof AICR_VERSION === "string" ? AICR_VERSION : "0.0.0-dev";
 
 /** The git commit the binary was built from ("unknown" from source or outside a checkout). */
 export const REVISION: string = typeof AICR_REVISION === "string" ? AICR_REVISION : "unknown";
+
+/** When the sources were last changed (the commit's date, UTC); "unknown" from source. */
+export const BUILT: string = typeof AICR_BUILT === "string" ? AICR_BUILT : "unknown";
 
 /**
  * Where this project publishes its agent image: a build-time setting (package.json

@@ -3,10 +3,15 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { aicr, ROOT } from "./_aicr.ts";
 
-test("--version prints the package version and exits 0", async () => {
+test("--version prints the package version first, then revision, build date and Bun; exits 0", async () => {
   const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
   const r = await aicr(["--version"]);
-  expect(r).toMatchObject({ code: 0, stdout: `${pkg.version}\n` });
+  expect(r.code).toBe(0);
+  // The version first (scripts read the first word), then the revision, the build date and Bun.
+  expect(r.stdout.split(" ")[0]).toBe(pkg.version);
+  expect(r.stdout).toMatch(
+    /^\S+ \(revision [0-9a-f]{12}, built \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ, bun \d+\.\d+\.\d+\)\n$/,
+  );
 });
 
 test("--help lists the working commands and the global flags, without colour in a pipe", async () => {

@@ -10,7 +10,7 @@ const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as {
 };
 const OURS = `${pkg.config.imageRepository}:v${pkg.version}`;
 
-test("version -o json: the version, the revision it was built from, and this project's image", async () => {
+test("version -o json: the version, the revision and date it was built from, and this project's image", async () => {
   const r = await aicr(["version", "-o", "json"]);
   expect({ code: r.code, stderr: r.stderr }).toEqual({ code: 0, stderr: "" });
   const info = JSON.parse(r.stdout) as Record<string, string>;
@@ -22,6 +22,12 @@ test("version -o json: the version, the revision it was built from, and this pro
     runtime: "bun 1.4.5",
   });
   expect(info.revision).toMatch(/^([0-9a-f]{40}|unknown)$/);
+  // The build date is the commit's (reproducible builds): never the wall clock of the build.
+  const commit = Bun.spawnSync(["git", "log", "-1", "--format=%ct"], { stdout: "pipe" })
+    .stdout.toString()
+    .trim();
+  if (info.revision !== "unknown")
+    expect(info.built).toBe(new Date(Number(commit) * 1000).toISOString().replace(".000Z", "Z"));
 });
 
 test("version prints the same facts for people, and -o yaml for machines", async () => {
