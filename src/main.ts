@@ -1,4 +1,4 @@
-import { AicrError, ExitStatus, exitCodeOf, formatError, isAicrError } from "./core/errors.ts";
+import { AicrError, ExitStatus, errorMessage, exitCodeOf, formatError, isAicrError } from "./core/errors.ts";
 import { createLogger } from "./core/log.ts";
 import { forcedExitReports } from "./run/shutdown.ts";
 
@@ -28,7 +28,12 @@ try {
   process.exitCode = controller.signal.aborted ? EXIT_CANCELED : 0;
 } catch (err) {
   const json = argv.includes("--log-json") || process.env.AICR_AGENT_MODE === "true";
-  const log = createLogger({ json, debug: argv.includes("--debug") });
+  // The run's ID, when the run context was made (already loaded then): the last line is the run's too.
+  const runId = await import("./run/context.ts").then(
+    (m) => m.currentRunId(),
+    () => undefined,
+  );
+  const log = createLogger({ json, debug: argv.includes("--debug"), fields: runId ? { runId } : undefined });
   if (err instanceof ExitStatus) {
     log.info(err.message);
     process.exitCode = err.status;
@@ -40,8 +45,14 @@ try {
 function report(log: ReturnType<typeof createLogger>, err: unknown, json: boolean): void {
   const cancelled = controller.signal.aborted && !isAicrError(err);
   const shown = cancelled ? controller.signal.reason : err;
-  // Text mode: the message already quotes the values; JSON mode also carries the structured fields.
-  if (isAicrError(shown) && json) log.error(formatError(shown), { code: shown.code, ...shown.context });
+  // Text mode: the message already quotes the values, the remedy on its own line. JSON mode: the
+  // message alone, with the code, the remedy and the structured context as fields of their own.
+  if (isAicrError(shown) && json)
+    log.error(errorMessage(shown), {
+      ...shown.context,
+      code: shown.code,
+      ...(shown.remedy ? { remedy: shown.remedy } : {}),
+    });
   else log.error(formatError(shown));
   if (!isAicrError(shown) && shown instanceof Error && shown.stack) log.debug(shown.stack);
   process.exitCode = exitCodeOf(shown);

@@ -1,4 +1,5 @@
 import type { ArgsDef } from "citty";
+import { contextNamespace } from "../kube/config.ts";
 
 /** Flags every command shares, declared once and spread into each command's args. */
 export const globalArgs = {
@@ -16,7 +17,8 @@ export const globalArgs = {
   namespace: {
     type: "string",
     alias: "n",
-    description: "Namespace to work in (default: $AICR_NAMESPACE, then default)",
+    description:
+      "Namespace to work in (default: $AICR_NAMESPACE, then the kubeconfig context's namespace, then default)",
     valueHint: "namespace",
   },
   debug: { type: "boolean", description: "Log debug detail" },
@@ -29,11 +31,24 @@ export const globalArgs = {
   },
 } as const satisfies ArgsDef;
 
-/** `--namespace`, else AICR_NAMESPACE, else `default`. */
+/** Where the kubeconfig comes from: --kubeconfig and --context as given (the environment supplies the rest). */
+export interface KubeconfigFlags {
+  kubeconfig?: string | undefined;
+  context?: string | undefined;
+}
+
+/**
+ * `--namespace`, else AICR_NAMESPACE, else the kubeconfig context's namespace (as kubectl and Helm
+ * use it; read from the file, offline), else `default`. Without `kube`, the kubeconfig is the one the
+ * environment names (KUBECONFIG, then ~/.kube/config) and its current context: a command with
+ * --kubeconfig/--context passes them.
+ */
 export function resolveNamespace(
   flag: string | undefined,
   env: Readonly<Record<string, string | undefined>>,
+  kube: KubeconfigFlags = {},
 ): string {
   if (flag !== undefined && flag !== "") return flag;
-  return env.AICR_NAMESPACE || "default";
+  if (env.AICR_NAMESPACE) return env.AICR_NAMESPACE;
+  return contextNamespace({ kubeconfig: kube.kubeconfig, context: kube.context, env }) || "default";
 }

@@ -1,6 +1,6 @@
 import type { RunContext } from "../run/context.ts";
 import { collectNodeSnapshot } from "../snapshot/collect-node.ts";
-import { parseDestination } from "../snapshot/deliver.ts";
+import { checkDestination, parseDestination } from "../snapshot/deliver.ts";
 import { SNAPSHOT_FORMATS, type SnapshotFormat } from "../snapshot/serialize.ts";
 import { badFlag, parseCount } from "./_parse.ts";
 
@@ -38,6 +38,7 @@ export async function runNodeSnapshot(
     "--max-nodes-per-entry",
     args["max-nodes-per-entry"] ?? ctx.env.AICR_MAX_NODES_PER_ENTRY ?? "0",
   );
+  checkDestination(destination);
   const client = await ctx.transport.connect();
   return collectNodeSnapshot({
     agentMode: ctx.transport.name === "in-cluster",

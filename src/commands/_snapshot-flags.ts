@@ -37,6 +37,8 @@ export interface SnapshotFlags {
   discoverNetwork?: boolean | string | undefined;
   maxNodesPerEntry?: string | undefined;
   debug?: boolean | undefined;
+  /** Write into an existing cm:// target that aicr did not write. */
+  overwrite?: boolean | string | undefined;
 }
 
 /** Every value checked before the first request; an error names the flag, the value and the form. */
@@ -119,6 +121,7 @@ export function resolveSnapshotOptions(
     ),
     debug: Boolean(f.debug),
     autoTarget: !nodeSelector && !requireGpu && !runtimeClassName,
+    overwrite: parseBool("--overwrite", f.overwrite, false),
   };
 }
 

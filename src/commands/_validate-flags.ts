@@ -1,4 +1,5 @@
 import { AicrError } from "../core/errors.ts";
+import { checkFileDestination } from "../core/files.ts";
 import { isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
 import {
   CAPTURE_JOB_PREFIX,
@@ -71,6 +72,10 @@ export function resolveValidateOptions(
   const output = f.output && f.output !== "stdout" ? f.output : undefined;
   if (output && isConfigMapUri(output))
     throw badFlag("--output", output, "a file path or stdout (cm:// is not supported for reports)");
+  // The report files are checked now: a validation's results are never made only to be lost.
+  if (output) checkFileDestination(output, "--output");
+  const junitPath = f.junit || undefined;
+  if (junitPath) checkFileDestination(junitPath, "--junit");
   const namespace = f.namespace || env.AICR_NAMESPACE || DEFAULT_VALIDATE_NAMESPACE;
   const timeoutMs = f.timeout ? parseDuration("--timeout", f.timeout) : DEFAULT_VALIDATE_TIMEOUT_MS;
   // The live capture is a snapshot run: its agent settings (AICR_IMAGE, AICR_OS, …) are read as
@@ -103,7 +108,7 @@ export function resolveValidateOptions(
     allowMissing: Boolean(f.allowMissing),
     outputPath: output,
     format,
-    junitPath: f.junit || undefined,
+    junitPath,
     image: f.image || env.AICR_VALIDATOR_IMAGE || env.AICR_IMAGE || undefined,
     timeoutMs,
     cleanup: !f.noCleanup,

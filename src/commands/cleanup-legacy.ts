@@ -13,7 +13,7 @@ const invalid = (message: string, detail: { remedy: string; context: Record<stri
 
 /** -n is repeatable here; citty keeps only the last value, so every one is read from the raw arguments. */
 function scopeFrom(
-  args: { namespace?: string; "all-namespaces"?: boolean },
+  args: { namespace?: string; "all-namespaces"?: boolean; kubeconfig?: string; context?: string },
   input: { rawArgs: readonly string[]; env: Readonly<Record<string, string | undefined>> },
 ): Scope {
   const { env } = input;
@@ -28,7 +28,7 @@ function scopeFrom(
     }
     return { allNamespaces: true };
   }
-  const namespaces = given.length > 0 ? given : [resolveNamespace(undefined, env)];
+  const namespaces = given.length > 0 ? given : [resolveNamespace(undefined, env, args)];
   for (const ns of namespaces) {
     const problems = dns1123LabelProblems(ns);
     if (problems.length > 0) {

@@ -42,7 +42,7 @@ export default defineAicrCommand({
       );
     }
     await writeAgentRbac({
-      namespace: resolveNamespace(args.namespace, ctx.env),
+      namespace: resolveNamespace(args.namespace, ctx.env, args),
       serviceAccount: args["service-account"] ?? "",
       discoverNetwork: Boolean(args["discover-network"]),
       runId: ctx.runId,

@@ -1,7 +1,7 @@
 import { writeAgentRbac } from "../rbac/write.ts";
 import { placementMismatch } from "../remote/auto-target.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
-import { describeDestination } from "../snapshot/deliver.ts";
+import { checkDestination, describeDestination } from "../snapshot/deliver.ts";
 import { serializeSnapshot } from "../snapshot/serialize.ts";
 import { resolveNamespace } from "./_args.ts";
 import { flagBoolean, flagValues } from "./_argv.ts";
@@ -100,9 +100,13 @@ export default defineAicrCommand({
       type: "boolean",
       description: "Live network discovery: NOT read-only (grants mutating rules for the run)",
     },
+    overwrite: {
+      type: "boolean",
+      description: "Write into an existing cm:// ConfigMap that aicr did not write (default: refused)",
+    },
   },
   async run(ctx, args, { rawArgs }) {
-    const namespace = resolveNamespace(args.namespace, ctx.env);
+    const namespace = resolveNamespace(args.namespace, ctx.env, args);
     const addRolesFor = args["add-roles-to-service-account"];
     if (addRolesFor !== undefined) {
       return writeAgentRbac({
@@ -138,11 +142,14 @@ export default defineAicrCommand({
         requests: args.requests,
         limits: args.limits,
         discoverNetwork: flagBoolean(rawArgs, "discover-network"),
+        overwrite: flagBoolean(rawArgs, "overwrite"),
         maxNodesPerEntry: args["max-nodes-per-entry"],
         debug: args.debug,
       },
       ctx.env,
     );
+    // The -o file is checked before the first request: a run is never collected only to be lost.
+    checkDestination(options.destination);
     const client = await ctx.transport.connect();
     if (!client) throw new Error("the remote transport always yields a client");
     const dest = options.destination;

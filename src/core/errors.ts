@@ -72,12 +72,16 @@ export function exitCodeOf(err: unknown): number {
 
 /** `[CODE] message: cause` plus the remedy on its own line, as the operator reads it on stderr. */
 export function formatError(err: unknown): string {
-  if (!isAicrError(err)) {
-    return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-  }
-  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+  if (!isAicrError(err)) return errorMessage(err);
   const remedy = err.remedy ? `\n  remedy: ${err.remedy}` : "";
-  return `[${err.code}] ${err.message}${cause}${remedy}`;
+  return `[${err.code}] ${errorMessage(err)}${remedy}`;
+}
+
+/** `message: cause` alone — no code, no remedy (a JSON log line carries those as fields of their own). */
+export function errorMessage(err: unknown): string {
+  if (!isAicrError(err)) return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  const cause = err.cause instanceof Error ? `: ${err.cause.message}` : "";
+  return `${err.message}${cause}`;
 }
 
 export const invalid = (message: string, options?: AicrErrorOptions): AicrError =>

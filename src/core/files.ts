@@ -1,6 +1,6 @@
-import { constants } from "node:fs";
+import { accessSync, constants, lstatSync, realpathSync, type Stats, statSync } from "node:fs";
 import { chmod, lstat, mkdir, open, rename, rm, stat } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { AicrError } from "./errors.ts";
 
 export interface NewFile {
@@ -83,39 +83,137 @@ export async function writeNewDirectory(
 
 /**
  * Writes a file by renaming a fresh temp file over the target, so a reader never sees half a file.
- * Refuses a directory or a symlink at the target: the operator named a file, and a link could point
- * anywhere.
+ * Refuses what checkFileDestination refuses (a directory or a symlink at the target: the operator
+ * named a file, and a link could point anywhere), checked again here.
  */
 export async function writeFileAtomic(
   path: string,
   content: string,
   options: { flag: string },
 ): Promise<void> {
-  const existing = await lstat(path).catch(() => undefined);
-  if (existing?.isSymbolicLink() || existing?.isDirectory()) {
-    throw new AicrError(
-      "INVALID_REQUEST",
-      `refusing to write ${options.flag} ${JSON.stringify(path)}: it is ${existing.isDirectory() ? "a directory" : "a symlink"}`,
-      {
-        remedy: `name a regular file path for ${options.flag}`,
-        context: { field: options.flag, value: path },
-      },
-    );
-  }
+  // Checked again at the write: minutes may have passed since the pre-flight.
+  checkFileDestination(path, options.flag);
   const temp = join(dirname(path), `.${basename(path)}.${process.pid}.${Date.now()}.tmp`);
   try {
     await writeExclusive(temp, content, 0o644);
     await rename(temp, path);
   } catch (err) {
     await rm(temp, { force: true });
+    // A cause the check can name (the parent removed meanwhile, …) is reported with its own remedy.
+    checkFileDestination(path, options.flag);
+    throw new AicrError("INTERNAL", `cannot write ${options.flag} ${JSON.stringify(path)}`, { cause: err });
+  }
+}
+
+/** Filesystems of the kernel's own making: a write there is never a snapshot saved. */
+const PSEUDO_FS_ROOTS = ["/proc", "/sys"];
+
+const underPseudoFs = (path: string): string | undefined =>
+  PSEUDO_FS_ROOTS.find((root) => path === root || path.startsWith(`${root}/`));
+
+/** What a target that is neither a file, a directory nor a symlink is. */
+const describeSpecial = (s: Stats): string =>
+  s.isFIFO()
+    ? "a named pipe"
+    : s.isSocket()
+      ? "a socket"
+      : s.isCharacterDevice() || s.isBlockDevice()
+        ? "a device"
+        : "a special file";
+
+/**
+ * Everything about a file destination that can be known before the first request, so a run's result
+ * is never collected only to be thrown away: the parent is an existing, writable directory; the
+ * target, if present, is a regular file (never a directory or a symlink: aicr does not follow links
+ * when writing); the path is not under /proc or /sys (the parent's real path included). Each failure
+ * is INVALID_REQUEST naming the flag, the value, what is wrong and the remedy for that cause.
+ */
+export function checkFileDestination(path: string, flag: string): void {
+  const fail: (what: string, remedy: string, cause?: unknown) => never = (what, remedy, cause) => {
+    throw new AicrError("INVALID_REQUEST", `invalid ${flag} ${JSON.stringify(path)}: ${what}`, {
+      remedy,
+      context: { field: flag, value: path },
+      cause,
+    });
+  };
+  const pseudoRemedy = `choose a path on a regular filesystem for ${flag}`;
+  const abs = resolve(path);
+  const parent = dirname(abs);
+  const lexical = underPseudoFs(abs);
+  if (lexical) fail(`it is under ${lexical}, a kernel pseudo-filesystem`, pseudoRemedy);
+
+  let parentStat: Stats;
+  try {
+    parentStat = statSync(parent);
+  } catch (err) {
     const code = errno(err);
-    throw new AicrError(
-      code === "ENOENT" ? "INVALID_REQUEST" : "INTERNAL",
-      `cannot write ${options.flag} ${JSON.stringify(path)}`,
-      {
-        remedy: code === "ENOENT" ? "create the parent directory first" : undefined,
-        cause: err,
-      },
+    if (code === "ENOENT")
+      fail(
+        `its parent directory ${JSON.stringify(parent)} does not exist`,
+        `create it first (mkdir -p ${JSON.stringify(parent)}) or choose another path for ${flag}`,
+      );
+    if (code === "ENOTDIR")
+      fail(
+        `a component of its parent ${JSON.stringify(parent)} is not a directory`,
+        `choose a path for ${flag} whose parent is a directory`,
+      );
+    if (code === "EACCES")
+      fail(
+        `its parent directory ${JSON.stringify(parent)} cannot be reached (permission denied)`,
+        `check the permissions on the path to ${JSON.stringify(parent)}, or choose another path for ${flag}`,
+      );
+    fail(
+      `its parent directory ${JSON.stringify(parent)} cannot be read (${code ?? err})`,
+      `choose another path for ${flag}`,
+      err,
     );
   }
+  // A link into /proc or /sys is caught by the parent's real path.
+  const real = (() => {
+    try {
+      return realpathSync(parent);
+    } catch {
+      return parent;
+    }
+  })();
+  const linked = underPseudoFs(real);
+  if (linked)
+    fail(
+      `its parent ${JSON.stringify(parent)} resolves to ${JSON.stringify(real)}, under ${linked}, a kernel pseudo-filesystem`,
+      pseudoRemedy,
+    );
+  if (!parentStat.isDirectory())
+    fail(
+      `its parent ${JSON.stringify(parent)} is not a directory`,
+      `choose a path for ${flag} whose parent is a directory`,
+    );
+  try {
+    accessSync(parent, constants.W_OK | constants.X_OK);
+  } catch (err) {
+    if (errno(err) === "EROFS")
+      fail(
+        `its parent directory ${JSON.stringify(parent)} is on a read-only filesystem`,
+        `choose a path on a writable filesystem for ${flag}`,
+      );
+    fail(
+      `its parent directory ${JSON.stringify(parent)} is not writable by this user`,
+      `fix the directory's permissions (or run as a user who may write there), or choose another path for ${flag}`,
+    );
+  }
+  let target: Stats | undefined;
+  try {
+    target = lstatSync(abs);
+  } catch (err) {
+    if (errno(err) !== "ENOENT")
+      fail(`it cannot be inspected (${errno(err) ?? err})`, `choose another path for ${flag}`, err);
+  }
+  if (!target || target.isFile()) return;
+  if (target.isDirectory())
+    fail("it is a directory", `give ${flag} a file name, e.g. ${JSON.stringify(join(path, "<file>"))}`);
+  if (target.isSymbolicLink())
+    fail(
+      "it is a symlink (aicr never writes through a link)",
+      `remove the link or choose another path for ${flag}`,
+    );
+  fail(`it is ${describeSpecial(target)}, not a regular file`, `choose a regular file path for ${flag}`);
 }

@@ -21,6 +21,11 @@ export interface LoggerOptions {
   write?: (line: string) => void;
   /** Prefix every text line (the agent sets it so its lines stand out in the remote side's stream). */
   tag?: string;
+  /**
+   * The context of every line (the run context passes `runId`): a field of each JSON line; never
+   * rendered in text mode, where a line's own field equal to it is dropped as well.
+   */
+  fields?: Record<string, unknown> | undefined;
 }
 
 const LEVEL_NAMES: Record<number, string> = {
@@ -66,6 +71,7 @@ function textReporter(
               ? paint(90, "DEBUG ")
               : "";
       const tail = Object.entries(fields)
+        .filter(([k, v]) => !(opts.fields && k in opts.fields && opts.fields[k] === v))
         .map(([k, v]) => ` ${paint(90, `${k}=`)}${renderValue(v)}`)
         .join("");
       const tag = opts.tag ? `${opts.tag} ` : "";
@@ -74,12 +80,13 @@ function textReporter(
   };
 }
 
-function jsonReporter(write: (line: string) => void): ConsolaReporter {
+function jsonReporter(write: (line: string) => void, context: Record<string, unknown>): ConsolaReporter {
   return {
     log(obj: LogObject) {
       const { message, fields } = splitArgs(obj.args);
       const level = LEVEL_NAMES[obj.level] ?? "info";
-      write(`${JSON.stringify({ time: obj.date.toISOString(), level, msg: message, ...fields })}\n`);
+      const line = { time: obj.date.toISOString(), level, msg: message, ...context, ...fields };
+      write(`${JSON.stringify(line)}\n`);
     },
   };
 }
@@ -88,6 +95,8 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => void process.stderr.write(line));
   const color =
     options.color ?? (Boolean(process.stderr.isTTY) && !process.env.NO_COLOR && process.env.TERM !== "dumb");
-  const reporter = options.json ? jsonReporter(write) : textReporter({ ...options, color, write });
+  const reporter = options.json
+    ? jsonReporter(write, options.fields ?? {})
+    : textReporter({ ...options, color, write });
   return createConsola({ level: options.debug ? 4 : 3, reporters: [reporter] });
 }

@@ -100,3 +100,28 @@ export function loadKubeConfig(source: KubeConfigSource): LoadedKubeConfig {
   }
   return { kc, origin, server: cluster.server };
 }
+
+/**
+ * The namespace of the kubeconfig context this invocation would use (--context, else the current
+ * context), as kubectl reads it: offline, from the file alone, before any request. Undefined when
+ * there is no kubeconfig file, it cannot be read, or the context names no namespace; a broken file
+ * or an unknown --context is the connection's to report (loadKubeConfig), not this.
+ */
+export function contextNamespace(source: KubeConfigSource): string | undefined {
+  let path: string | undefined;
+  try {
+    path = resolveKubeConfigPath({ ...source, allowInCluster: true });
+  } catch {
+    return undefined;
+  }
+  if (path === undefined || !existsSync(path)) return undefined;
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromFile(path);
+  } catch {
+    return undefined;
+  }
+  const name = source.context || kc.getCurrentContext();
+  if (!name) return undefined;
+  return kc.getContextObject(name)?.namespace || undefined;
+}

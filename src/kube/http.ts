@@ -70,6 +70,8 @@ const USER_AGENT = `aicr/${VERSION}`;
 
 export class KubeHttp {
   private session: Bun.FetchSession | undefined;
+  /** See plainHttpView: false once known not to be needed. */
+  private plainView: KubeConfig | false | undefined;
   /** True once any response came back: the server is there, so a later silence is its own matter. */
   answered = false;
 
@@ -82,13 +84,36 @@ export class KubeHttp {
   /** The kubeconfig's credentials for one request (exec plugins and token files refresh here). */
   private async credentials(): Promise<{ headers: Record<string, string>; https: HttpsOptions }> {
     const https: HttpsOptions = {};
-    await this.kc.applyToHTTPSOptions(https as never);
+    const plain = this.plainHttpView();
+    await (plain ?? this.kc).applyToHTTPSOptions(https as never);
+    if (plain) delete https.rejectUnauthorized;
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(https.headers ?? {})) {
       if (v !== undefined) headers[k] = Array.isArray(v) ? v.join(", ") : String(v);
     }
     if (https.auth) headers.Authorization = `Basic ${Buffer.from(https.auth).toString("base64")}`;
     return { headers, https };
+  }
+
+  /**
+   * A plain `http://` server (what `kubectl proxy` serves) whose kubeconfig does not say
+   * insecure-skip-tls-verify: there is no TLS to configure, and kubectl accepts it. client-node
+   * refuses it (its own HTTPS agent, which aicr never uses, would not fit), so the credentials are
+   * read through a view of the kubeconfig whose cluster carries the flag; the rejectUnauthorized it
+   * implies is dropped again. Undefined for every other server: the kubeconfig is read as it is.
+   */
+  private plainHttpView(): KubeConfig | undefined {
+    if (this.plainView !== undefined) return this.plainView || undefined;
+    const cluster = this.kc.getCurrentCluster();
+    if (!/^http:\/\//i.test(this.server) || !cluster || cluster.skipTLSVerify) {
+      this.plainView = false;
+      return undefined;
+    }
+    // Everything else (users, contexts, exec plugins and their cached tokens) is read from kc itself.
+    const view = Object.create(this.kc) as KubeConfig;
+    view.getCurrentCluster = () => ({ ...cluster, skipTLSVerify: true });
+    this.plainView = view;
+    return view;
   }
 
   /** One session for the client's life: its TLS settings are fixed by the kubeconfig. */

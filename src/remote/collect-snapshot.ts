@@ -14,9 +14,10 @@ import { describePodState } from "../agent/wait.ts";
 import { unlessAborted, withTimeout } from "../core/async.ts";
 import { type Deadline, DeadlineExceeded, startDeadline } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
+import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
-import { toAicrError } from "../kube/errors.ts";
+import { isForbidden, isNotFound, toAicrError } from "../kube/errors.ts";
 import { NoAnswerError } from "../kube/http.ts";
 import type { ReceiptRow } from "../run/cleanup.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
@@ -127,6 +128,44 @@ async function namesAreFree(
 }
 
 /**
+ * A delivered cm:// target that exists must be aicr's (labelled app.kubernetes.io/name=aicr, as the
+ * agent writes it) unless --overwrite was given: a ConfigMap aicr never wrote is not written into.
+ * Read-only, sent with the gate; settles to an error to throw, or undefined.
+ */
+async function targetIsWritable(
+  client: KubeClient,
+  target: { namespace: string; name: string },
+  overwrite: boolean,
+): Promise<AicrError | undefined> {
+  if (overwrite) return undefined;
+  const uri = `cm://${target.namespace}/${target.name}`;
+  const remedy = `pass --overwrite to write into it anyway, or choose another name for --output`;
+  let live: KubeObject;
+  try {
+    live = await client.get({ apiVersion: "v1", kind: "ConfigMap", ...target });
+  } catch (err) {
+    if (isNotFound(err)) return undefined;
+    if (isForbidden(err))
+      return new AicrError(
+        "UNAUTHORIZED",
+        `cannot check whether ConfigMap ${target.namespace}/${target.name} (--output ${uri}) was written by aicr: the caller may not read it`,
+        {
+          remedy: `ask for get on configmaps in namespace ${target.namespace}, or ${remedy}`,
+          context: { field: "--output" },
+          cause: err,
+        },
+      );
+    return toAicrError(err, `reading ConfigMap ${target.namespace}/${target.name}`, client.server);
+  }
+  if (live.metadata?.labels?.[LABEL.name] === LABEL_VALUE.app) return undefined;
+  return new AicrError(
+    "CONFLICT",
+    `ConfigMap ${target.namespace}/${target.name} (--output ${uri}) exists and was not written by aicr (no label ${LABEL.name}=${LABEL_VALUE.app}): nothing was deployed`,
+    { remedy, context: { field: "--output" } },
+  );
+}
+
+/**
  * Takes one node's snapshot through a run-isolated agent Job. Safe to call concurrently: each call
  * has its own run ID, invocation ID, objects, permissions, logs, result and cleanup.
  *
@@ -222,6 +261,9 @@ async function gateRun(
       ? namesAreFree(client, plan, o.namespace, config.identity.runId)
       : Promise.resolve();
   free.catch(() => {});
+  const target = options.delivered
+    ? targetIsWritable(client, options.delivered, o.overwrite)
+    : Promise.resolve(undefined);
   // Read once, for the gate's admission prediction and then by the deployer (which creates it if absent).
   const namespaceRead = client
     .get({ apiVersion: "v1", kind: "Namespace", name: o.namespace })
@@ -246,6 +288,8 @@ async function gateRun(
     signal,
   );
   await unlessAborted(free, signal);
+  const refused = await unlessAborted(target, signal);
+  if (refused) throw refused;
   const nodeSelector = o.autoTarget
     ? await unlessAborted(gpuNodeSelector(client, log, gpuLookup), signal)
     : o.nodeSelector;

@@ -30,6 +30,8 @@ export interface SnapshotRunOptions {
   debug: boolean;
   /** No placement flag was given: the run may target GPU nodes by itself. */
   autoTarget: boolean;
+  /** A cm:// target that exists and was not written by aicr may be written over (default: refused). */
+  overwrite: boolean;
 }
 
 /**
@@ -56,5 +58,6 @@ export function withSnapshotDefaults(o: SnapshotOptions): ResolvedSnapshotOption
     maxNodesPerEntry: o.maxNodesPerEntry ?? 0,
     debug: o.debug ?? false,
     autoTarget: o.autoTarget ?? !placed,
+    overwrite: o.overwrite ?? false,
   };
 }

@@ -37,14 +37,22 @@ export interface RunContextOptions {
   writeLog?: (line: string) => void;
 }
 
+let lastRunId: string | undefined;
+
+/** The run ID of this process's run context, once there is one: main's final error line carries it. */
+export const currentRunId = (): string | undefined => lastRunId;
+
 export function createRunContext(options: RunContextOptions): RunContext {
   const env = options.env ?? process.env;
   // Validated before anything else happens, including the first log line.
   const runId = resolveRunId({ flag: options.flags.runId, env: env.AICR_RUN_ID });
+  lastRunId = runId;
   const log = createLogger({
     // In the agent's pod the log is the remote side's data stream: always JSON lines.
     json: Boolean(options.flags.logJson) || options.transport === "in-cluster",
     debug: Boolean(options.flags.debug),
+    // Every JSON line of the run says which run it belongs to.
+    fields: { runId },
     ...(options.writeLog ? { write: options.writeLog } : {}),
   });
   const invocationId = generateInvocationId();

@@ -5,8 +5,10 @@ import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isAlreadyExists, isForbidden, isNotFound } from "../kube/errors.ts";
 
 /**
- * The namespace is ensured, never owned: labelled managed-by=aicr if it exists without it, created if
- * absent, never deleted. Read first: the common case (it exists) costs one request, sent alongside
+ * The namespace is ensured, never owned: created if absent (with a WARN naming it and the command
+ * that removes it, so a typo is seen at once), never deleted. An existing namespace keeps its labels:
+ * managed-by=aicr is added only when it has no managed-by label at all, never written over another
+ * tool's (Helm's, say). Read first: the common case (it exists) costs one request, sent alongside
  * the anchor's create. An operator without namespace rights can still run in one that exists.
  */
 export async function ensureNamespace(
@@ -37,7 +39,9 @@ export async function ensureNamespace(
         kind: "Namespace",
         metadata: { name: options.namespace, labels },
       });
-      options.log.info(`created namespace ${options.namespace} (it is never deleted by aicr)`);
+      options.log.warn(
+        `created namespace ${options.namespace}: it did not exist, and aicr never deletes it; if the name is a typo, remove it with: kubectl delete namespace ${options.namespace}`,
+      );
       return;
     } catch (err) {
       if (isForbidden(err)) {
@@ -54,8 +58,12 @@ export async function ensureNamespace(
       return; // created meanwhile by someone else: it exists, which is all a run needs
     }
   }
-  if (live.metadata?.labels?.[LABEL.managedBy] === LABEL_VALUE.app) return;
-  await client.mergePatch(ref, { metadata: { labels } }).catch((patchErr: unknown) => {
+  // Another tool's managed-by (Helm, Argo CD, …) is theirs: only an absent label is added.
+  if (live.metadata?.labels?.[LABEL.managedBy] !== undefined) return;
+  // The resourceVersion read makes the patch conditional: a label set meanwhile is not written over.
+  const resourceVersion = live.metadata?.resourceVersion;
+  const patch = { metadata: { ...(resourceVersion ? { resourceVersion } : {}), labels } };
+  await client.mergePatch(ref, patch).catch((patchErr: unknown) => {
     options.log.warn(`could not label namespace ${options.namespace} managed-by=aicr; continuing`, {
       cause: (patchErr as Error).message,
     });

@@ -1,5 +1,5 @@
 import { retry } from "../core/async.ts";
-import { writeFileAtomic } from "../core/files.ts";
+import { checkFileDestination, writeFileAtomic } from "../core/files.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isTransient } from "../kube/errors.ts";
 import { buildSnapshotConfigMap } from "./_configmap.ts";
@@ -17,6 +17,14 @@ export function parseDestination(output: string | undefined): Destination {
     return { kind: "stdout" };
   if (isConfigMapUri(output)) return { kind: "configmap", ref: parseConfigMapUri(output) };
   return { kind: "file", path: output };
+}
+
+/**
+ * The pre-flight of a file destination (see checkFileDestination), run before the transport connects:
+ * a destination that cannot be written fails before anything is deployed or collected.
+ */
+export function checkDestination(dest: Destination, flag = "--output"): void {
+  if (dest.kind === "file") checkFileDestination(dest.path, flag);
 }
 
 export function describeDestination(dest: Destination): string {

@@ -9,6 +9,10 @@ export interface CheckResult {
   status: CheckStatus;
   durationMs: number;
   message?: string | undefined;
+  /** A readiness constraint's expression as written in the recipe. */
+  expected?: string | undefined;
+  /** A readiness constraint's reading in the snapshot; absent when the snapshot has none. */
+  actual?: string | undefined;
   /** The validator's output lines (truncated). */
   stdout: string[];
   /** The check ran out of time (the run then exits TIMEOUT); not rendered. */
@@ -59,6 +63,9 @@ export function buildCtrf(input: ReportInput): Record<string, unknown> {
         suite: [r.suite],
         ...(r.message ? { message: r.message } : {}),
         stdout: r.stdout,
+        ...(r.expected !== undefined
+          ? { extra: { expected: r.expected, ...(r.actual !== undefined ? { actual: r.actual } : {}) } }
+          : {}),
       })),
     },
   };

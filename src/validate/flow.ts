@@ -36,13 +36,16 @@ function readinessRows(results: readonly ConstraintResult[], allowMissing: boole
       r.status === "missing"
         ? `no such reading in the snapshot (expected ${r.expected})`
         : `expected ${r.expected}, actual ${r.actual}`,
+    expected: r.expected,
+    actual: r.actual,
     stdout: [],
   }));
 }
 
 /**
  * aicr validate: recipe → declared checks → snapshot (file, cm:// or live capture) → readiness →
- * validation Jobs (unless --no-cluster) → reports → exit status by the results.
+ * validation Jobs (unless --no-cluster or readiness failed) → reports → exit status by the results
+ * (a readiness failure: INVALID_REQUEST, exit 2, after its report).
  */
 export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void> {
   const start = io.now();
@@ -62,21 +65,25 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   }
   const snapshot = parseSnapshot(snapshotText, snapshotName);
   const readiness = evaluateReadiness(recipe.spec.constraints, snapshot);
+  // A readiness failure deploys nothing, but is still reported (CI reads the report): its failed
+  // constraints as failed tests, every check as not run. The exit status stays 2 (thrown below).
   const blocked = readinessError(readiness, o.allowMissing);
-  if (blocked) throw blocked;
-  io.log.info(`readiness: ${readiness.length} constraint(s) evaluated against ${snapshotName}`, {
-    missing: readiness.filter((r) => r.status === "missing").length,
-  });
+  if (!blocked) {
+    io.log.info(`readiness: ${readiness.length} constraint(s) evaluated against ${snapshotName}`, {
+      missing: readiness.filter((r) => r.status === "missing").length,
+    });
+  }
   const rows = readinessRows(readiness, o.allowMissing);
   let checkRows: CheckResult[];
-  if (o.noCluster || checks.every((c) => c.skipped)) {
+  if (blocked || o.noCluster || checks.every((c) => c.skipped)) {
     // Nothing to deploy: every check is reported, none is run.
+    const notRun = blocked ? "not run: readiness failed" : "not run: --no-cluster";
     checkRows = checks.map((c) => ({
       suite: c.phase,
       name: c.name,
       status: "skipped",
       durationMs: 0,
-      message: c.skipped ? "withheld by --skip-check" : "not run: --no-cluster",
+      message: c.skipped ? "withheld by --skip-check" : notRun,
       stdout: [],
     }));
   } else {
@@ -89,6 +96,7 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   }
   const results = [...rows, ...checkRows];
   await writeReports(results, o, { ...io, start, stop: io.now() });
+  if (blocked) throw blocked;
   const failing = checkRows.filter((r) => r.status === "failed" || r.status === "other");
   if (failing.length > 0 && o.failOnError) {
     throw new AicrError(

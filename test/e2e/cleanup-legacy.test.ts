@@ -1,4 +1,7 @@
 import { beforeEach, describe, expect, test } from "bun:test";
+import { readFileSync, writeFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { parse, stringify } from "yaml";
 import { BACKENDS } from "../cluster/testbed.ts";
 import {
   exists,
@@ -137,6 +140,57 @@ for (const backend of BACKENDS)
         expect(doc.objects.filter((o) => o.outcome === "planned").length).toBe(12);
         expect(writesTo(cluster())).toEqual([]);
         expect(r.stderr).toContain("dry run: nothing was deleted");
+      },
+      TEST_MS,
+    );
+
+    test(
+      "no -n: AICR_NAMESPACE, then the kubeconfig context's namespace (--context's when given), then default",
+      async () => {
+        const plan = async (args: string[], extra: Record<string, string>) => {
+          const r = await aicr(["cleanup-legacy", ...args, "--dry-run", "-o", "json"], {
+            env: baseEnv(extra),
+          });
+          expect(r.code, r.stderr).toBe(0);
+          return (JSON.parse(r.stdout) as Doc).scope;
+        };
+        const inCtx = cluster().kubeconfigFor("admin", { namespace: "ctx-ns" });
+        expect(await plan([], { KUBECONFIG: inCtx })).toEqual({
+          allNamespaces: false,
+          namespaces: ["ctx-ns"],
+        });
+        expect(await plan([], { KUBECONFIG: inCtx, AICR_NAMESPACE: "env-ns" })).toEqual({
+          allNamespaces: false,
+          namespaces: ["env-ns"],
+        });
+        expect(await plan(["-n", "flag-ns"], { KUBECONFIG: inCtx, AICR_NAMESPACE: "env-ns" })).toEqual({
+          allNamespaces: false,
+          namespaces: ["flag-ns"],
+        });
+        // --kubeconfig and --context choose the file and the context whose namespace is read.
+        const doc = parse(readFileSync(inCtx, "utf8")) as {
+          contexts: { name: string; context: Record<string, string> }[];
+        };
+        const first = doc.contexts[0]!;
+        doc.contexts.push({ name: "other", context: { ...first.context, namespace: "other-ns" } });
+        doc.contexts.push({
+          name: "bare",
+          context: { cluster: first.context.cluster!, user: first.context.user! },
+        });
+        const two = join(dirname(inCtx), "two-contexts.kubeconfig");
+        writeFileSync(two, stringify(doc), { mode: 0o600 });
+        expect(await plan(["--kubeconfig", two, "--context", "other"], { KUBECONFIG: inCtx })).toEqual({
+          allNamespaces: false,
+          namespaces: ["other-ns"],
+        });
+        expect(await plan(["--kubeconfig", two], {})).toEqual({
+          allNamespaces: false,
+          namespaces: ["ctx-ns"],
+        });
+        expect(await plan(["--kubeconfig", two, "--context", "bare"], {})).toEqual({
+          allNamespaces: false,
+          namespaces: ["default"],
+        });
       },
       TEST_MS,
     );

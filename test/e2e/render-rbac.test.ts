@@ -139,6 +139,7 @@ describe("aicr render-rbac (compiled binary)", () => {
       .map((l) => JSON.parse(l));
     expect(lines[0].msg).toContain(RUN_ID);
     for (const l of lines) expect(typeof l.level).toBe("string");
+    for (const l of lines) expect(l.runId).toBe(RUN_ID);
   });
 });
 

@@ -76,7 +76,7 @@ describe("aicr snapshot --local (compiled binary, this machine)", () => {
     for (const target of ["link", "dir"]) {
       const r = await aicr(["snapshot", "--local", "-o", join(cwd, target)], { cwd });
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain("refusing to write");
+      expect(r.stderr).toContain(`invalid --output ${JSON.stringify(join(cwd, target))}`);
     }
     expect((await readdir(cwd)).sort()).toEqual(["dir", "link"]);
   });
@@ -102,6 +102,19 @@ describe("aicr snapshot bad input: exit 2 before anything is collected", () => {
       expect(r.stdout).toBe("");
     });
   }
+
+  for (const [what, output, cause] of [
+    ["a missing parent", "missing/x.yaml", "does not exist"],
+    ["a file under /proc", "/proc/x.yaml", "under /proc"],
+  ] as const)
+    test(`-o ${what}: refused before collecting`, async () => {
+      const r = await aicr(["snapshot", "--local", "-o", output], { cwd });
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain(`[INVALID_REQUEST] invalid --output ${JSON.stringify(output)}: `);
+      expect(r.stderr).toContain(cause);
+      expect(r.stderr).not.toContain("collecting");
+      expect(r.stdout).toBe("");
+    });
 
   test("an unknown format", async () => {
     const r = await aicr(["snapshot", "--local", "-t", "xml"], { cwd });

@@ -12,7 +12,12 @@ import { node } from "../cluster/nodes.ts";
 import type { KObject } from "../cluster/objects.ts";
 import type { LoggedRequest } from "../cluster/request-log.ts";
 import { resource } from "../cluster/resources.ts";
-import { type Backend, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
+import {
+  type Backend,
+  startTestCluster,
+  type TestCluster,
+  type TestClusterOptions,
+} from "../cluster/testbed.ts";
 import { AICR, baseEnv, ensureBuilt, ROOT } from "../e2e/_aicr.ts";
 import { checksFor, untilGranted } from "../legacy/_seed.ts";
 import { until, untilStore } from "../support/until.ts";
@@ -62,11 +67,15 @@ async function functionImages(ctx: RunContext): Promise<{ exitCode: number; mess
 
 /**
  * A GPU node and a CPU node; the agent image runs dist/aicr over the 8×H100 fixture host. The fake by
- * default (scripts/bench/snapshot-scale.ts calls it without a backend).
+ * default (scripts/bench/snapshot-scale.ts calls it without a backend); `extra.https`: the fake over HTTPS.
  */
-export async function snapshotCluster(backend: Backend = "fake"): Promise<Cluster> {
+export async function snapshotCluster(
+  backend: Backend = "fake",
+  extra: Pick<TestClusterOptions, "https"> = {},
+): Promise<Cluster> {
   await ensureBuilt();
   return startTestCluster(backend, {
+    ...extra,
     nodes: [node("gpu-node-1", { gpus: 8 }), node("cpu-node-1")],
     unpullableImages: [UNPULLABLE_IMAGE],
     runtime: (api) =>

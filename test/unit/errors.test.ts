@@ -1,5 +1,12 @@
 import { expect, test } from "bun:test";
-import { AicrError, EXIT_CODES, ExitStatus, exitCodeOf, formatError } from "../../src/core/errors.ts";
+import {
+  AicrError,
+  EXIT_CODES,
+  ExitStatus,
+  errorMessage,
+  exitCodeOf,
+  formatError,
+} from "../../src/core/errors.ts";
 
 test("every code maps to the contract's exit status", () => {
   expect(EXIT_CODES).toEqual({
@@ -33,6 +40,9 @@ test("the text form is [CODE] message: cause, then the remedy", () => {
     '[NOT_FOUND] RuntimeClass "nvidia" not found: 404\n  remedy: omit --runtime-class',
   );
   expect(formatError(new TypeError("bad"))).toBe("TypeError: bad");
+  // The JSON log's msg: the message and its cause alone (code and remedy are fields of their own).
+  expect(errorMessage(err)).toBe('RuntimeClass "nvidia" not found: 404');
+  expect(errorMessage(new TypeError("bad"))).toBe("TypeError: bad");
 });
 
 test("an ExitStatus outcome keeps its own status (a validator's 1 failed / 2 skipped)", () => {

@@ -184,6 +184,16 @@ for (const backend of BACKENDS)
         );
         expect(r.code).toBe(2);
         expect(r.stderr).toContain('K8s.server.version: expected >= 9.0, actual "v1.33.4-eks-3025e55"');
+        // Still reported: the failed constraint as a failed test, the check that would have run skipped.
+        const tests = JSON.parse(r.stdout).results.tests as {
+          name: string;
+          status: string;
+          message?: string;
+        }[];
+        expect(tests.map((t) => [t.name, t.status, t.message])).toEqual([
+          ["K8s.server.version", "failed", "expected >= 9.0, actual v1.33.4-eks-3025e55"],
+          ["operator-health", "skipped", "not run: readiness failed"],
+        ]);
         expect(
           cluster()
             .log.mutatingRequests()

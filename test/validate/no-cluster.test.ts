@@ -70,7 +70,8 @@ spec:
     );
     const r = await aicr(["validate", "-r", path, "-s", SNAPSHOT, "--no-cluster"]);
     expect(r.code).toBe(2);
-    expect(r.stdout).toBe("");
+    // The report still reaches stdout: CTRF by default.
+    expect(JSON.parse(r.stdout).results.summary).toMatchObject({ tests: 4, passed: 1, failed: 3 });
     expect(r.stderr).toContain("[INVALID_REQUEST] readiness failed: 3 of 4 constraint(s) do not hold");
     expect(r.stderr).toContain('K8s.server.version: expected >= 1.34, actual "v1.33.4-eks-3025e55"');
     expect(r.stderr).toContain('OS.release.ID: expected rhel (exact match), actual "ubuntu"');
@@ -78,6 +79,83 @@ spec:
       "K8s.server.versoin: expected >= 1.30, actual: no such reading in the snapshot; did you mean K8s.server.version?",
     );
   });
+
+  test("a readiness failure with -o and --junit still writes both reports, then exits 2", async () => {
+    const path = recipe(
+      "fail-reports.yaml",
+      `kind: RecipeMetadata
+spec:
+  constraints:
+    - {name: K8s.server.version, value: ">= 1.34"}
+    - {name: OS.release.ID, value: ubuntu}
+    - {name: OS.release.VERSION_ID, value: "22.04"}
+    - {name: K8s.server.versoin, value: ">= 1.30"}
+  validation:
+    deployment:
+      checks: [operator-health, expected-resources]
+`,
+    );
+    const out = join(dir, "fail-report.json");
+    const junit = join(dir, "fail-report.xml");
+    const base = ["validate", "-r", path, "-s", SNAPSHOT, "--no-cluster"];
+    const r = await aicr([...base, "-o", out, "--junit", junit]);
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe("");
+    expect(r.stderr).toContain("[INVALID_REQUEST] readiness failed: 3 of 4 constraint(s) do not hold");
+    expect(r.stderr).toContain(`report written to ${out}`);
+
+    const ctrf = JSON.parse(readFileSync(out, "utf8"));
+    expect(ctrf.results.summary).toMatchObject({ tests: 6, passed: 1, failed: 3, skipped: 2, other: 0 });
+    const byName = new Map<string, Record<string, unknown>>(
+      ctrf.results.tests.map((t: { name: string }) => [t.name, t]),
+    );
+    expect(byName.get("K8s.server.version")).toMatchObject({
+      status: "failed",
+      suite: ["readiness"],
+      message: "expected >= 1.34, actual v1.33.4-eks-3025e55",
+      extra: { expected: ">= 1.34", actual: "v1.33.4-eks-3025e55" },
+    });
+    expect(byName.get("OS.release.VERSION_ID")).toMatchObject({
+      status: "failed",
+      extra: { expected: "22.04", actual: "24.04" },
+    });
+    expect(byName.get("K8s.server.versoin")).toMatchObject({
+      status: "failed",
+      message: "no such reading in the snapshot (expected >= 1.30)",
+      extra: { expected: ">= 1.30" },
+    });
+    expect(byName.get("K8s.server.versoin")?.extra).not.toHaveProperty("actual");
+    expect(byName.get("OS.release.ID")).toMatchObject({ status: "passed" });
+    for (const check of ["operator-health", "expected-resources"]) {
+      expect(byName.get(check)).toMatchObject({
+        status: "skipped",
+        suite: ["deployment"],
+        message: "not run: readiness failed",
+      });
+    }
+
+    const xml = readFileSync(junit, "utf8");
+    expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
+    expect(xml).toContain('<testsuites name="aicr validate" tests="6" failures="3" errors="0" skipped="2"');
+    expect(xml).toContain('<testsuite name="readiness" tests="4" failures="3"');
+    expect(xml).toContain(
+      '<testcase name="K8s.server.version" classname="readiness" time="0.000">\n      <failure message="expected &gt;= 1.34, actual v1.33.4-eks-3025e55"/>',
+    );
+    expect(xml).toContain('<failure message="expected 22.04, actual 24.04"/>');
+    expect(xml.match(/<failure /g)?.length).toBe(3);
+    expect(xml.match(/<skipped message="not run: readiness failed"\/>/g)?.length).toBe(2);
+    // Every element opened is closed: the document is well formed enough for a CI reader.
+    expect(xml.match(/<testsuite /g)?.length).toBe(xml.match(/<\/testsuite>/g)?.length);
+
+    // Without -o the same report is on stdout: the table, then the exit status.
+    const t = await aicr([...base, "-t", "table"]);
+    expect(t.code).toBe(2);
+    expect(t.stdout).toMatch(
+      /readiness\s+K8s\.server\.version\s+failed\s+0\.000s\s+expected >= 1\.34, actual v1\.33\.4/,
+    );
+    expect(t.stdout).toMatch(/deployment\s+operator-health\s+skipped\s+0\.000s\s+not run: readiness failed/);
+    expect(t.stdout).toContain("6 checks: 1 passed, 3 failed, 2 skipped, 0 other");
+  }, 30_000);
 
   test("--allow-missing lets an absent reading pass (reported skipped)", async () => {
     const path = recipe(

@@ -328,6 +328,7 @@ describe("resolveSnapshotOptions", () => {
       maxNodesPerEntry: 0,
       debug: false,
       autoTarget: true,
+      overwrite: false,
     });
   });
 
@@ -350,6 +351,7 @@ describe("resolveSnapshotOptions", () => {
         discoverNetwork: "yes",
         maxNodesPerEntry: "3",
         debug: true,
+        overwrite: true,
       }),
       {},
     );
@@ -372,6 +374,7 @@ describe("resolveSnapshotOptions", () => {
       maxNodesPerEntry: 3,
       debug: true,
       autoTarget: false,
+      overwrite: true,
     });
     expect(resolveSnapshotOptions(snapshotFlags({ output: "out.json", format: "json" }), {})).toMatchObject({
       destination: { kind: "file", path: "out.json" },

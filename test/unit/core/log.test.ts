@@ -1,0 +1,31 @@
+import { expect, test } from "bun:test";
+import { createLogger } from "../../../src/core/log.ts";
+
+function capture(options: Parameters<typeof createLogger>[0]): {
+  log: ReturnType<typeof createLogger>;
+  lines: string[];
+} {
+  const lines: string[] = [];
+  return { log: createLogger({ ...options, color: false, write: (l) => void lines.push(l) }), lines };
+}
+
+test("JSON mode: every line carries the context fields, after msg; a line's own fields follow", () => {
+  const { log, lines } = capture({ json: true, fields: { runId: "r-1" } });
+  log.info("hello", { n: 1 });
+  log.error("boom", { code: "UNAVAILABLE", remedy: "retry", token: "x" });
+  const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(records.map((r) => Object.keys(r))).toEqual([
+    ["time", "level", "msg", "runId", "n"],
+    ["time", "level", "msg", "runId", "code", "remedy", "token"],
+  ]);
+  expect(records[1]).toMatchObject({ level: "error", msg: "boom", runId: "r-1", token: "[redacted]" });
+});
+
+test("text mode never renders the context fields; a line's own field equal to one is dropped too", () => {
+  const { log, lines } = capture({ fields: { runId: "r-1" } });
+  log.info("plain", { n: 1 });
+  // A relayed agent line carries its run's ID, the same run's: nothing to add in text.
+  log.info("[agent] collected", { runId: "r-1", node: "a" });
+  log.info("[agent] other", { runId: "r-2" });
+  expect(lines).toEqual(["plain n=1\n", "[agent] collected node=a\n", "[agent] other runId=r-2\n"]);
+});
