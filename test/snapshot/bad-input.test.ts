@@ -1,7 +1,9 @@
 /** Every bad value is refused with exit 2, naming the flag, before the first request reaches the cluster. */
+
 import { beforeAll, describe, expect, test } from "bun:test";
 import { BACKENDS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
+import { requestsSince } from "../support/requests.ts";
 import { AGENT_IMAGE, runSnapshot, snapshotCluster, TEST_MS } from "./_harness.ts";
 
 const NS = "bad-input";
@@ -75,11 +77,7 @@ for (const backend of BACKENDS)
           expect(r.stderr).toContain("[INVALID_REQUEST]");
           expect(r.stderr).toContain(names);
           expect(r.stdout).toBe("");
-          expect(
-            cluster()
-              .log.entries.slice(before)
-              .map((e) => `${e.method} ${e.path}`),
-          ).toEqual([]);
+          expect(requestsSince(cluster(), before)).toEqual([]);
         },
         TEST_MS,
       );

@@ -2,12 +2,14 @@
  * Issue 15: a `-o <file>` that cannot be written is refused with exit 2 before the first request —
  * never after the Job ran and the snapshot was collected only to be thrown away.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BACKENDS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
+import { requestsSince } from "../support/requests.ts";
 import { AGENT_IMAGE, runSnapshot, snapshotCluster, TEST_MS } from "./_harness.ts";
 
 const NS = "output-destination";
@@ -80,11 +82,7 @@ for (const backend of BACKENDS)
           expect(r.stderr).toContain(`[INVALID_REQUEST] invalid --output ${JSON.stringify(value)}`);
           for (const text of texts) expect(r.stderr).toContain(text);
           expect(r.stdout).toBe("");
-          expect(
-            cluster()
-              .log.entries.slice(before)
-              .map((e) => `${e.method} ${e.path}`),
-          ).toEqual([]);
+          expect(requestsSince(cluster(), before)).toEqual([]);
         },
         TEST_MS,
       );

@@ -2,12 +2,14 @@
  * Issue 15: `aicr validate -o <file>` and `--junit <file>` that cannot be written are refused with
  * exit 2 before the first request — not after the capture and the checks ran.
  */
+
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { BACKENDS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
+import { requestsSince } from "../support/requests.ts";
 import { LONG, SAMPLE_RECIPE, validate, validationCluster } from "./_harness.ts";
 
 let dir: string;
@@ -42,11 +44,7 @@ for (const backend of BACKENDS)
           expect(r.stderr).toContain(`[INVALID_REQUEST] invalid ${named} ${JSON.stringify(v)}`);
           expect(r.stderr).toContain(cause);
           expect(r.stdout).toBe("");
-          expect(
-            cluster()
-              .log.entries.slice(before)
-              .map((e) => `${e.method} ${e.path}`),
-          ).toEqual([]);
+          expect(requestsSince(cluster(), before)).toEqual([]);
         },
         LONG,
       );
