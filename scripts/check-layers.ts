@@ -22,7 +22,7 @@ const LAYERS: string[][] = [
   ["main.ts", "index.ts"],
   ["cli.ts"],
   ["commands"],
-  ["remote", "agent", "validate", "legacy", "image"],
+  ["remote", "agent", "validate", "legacy", "runs", "image"],
   ["rbac", "collect", "snapshot", "run"],
   ["transport"],
   ["kube"],

@@ -1,4 +1,4 @@
-import { type ArgDef, type ArgsDef, type CommandDef, renderUsage, runCommand } from "citty";
+import { type ArgDef, type ArgsDef, type CommandDef, runCommand } from "citty";
 import { globalArgs } from "./commands/_args.ts";
 import { normalizeArgv } from "./commands/_argv.ts";
 import {
@@ -9,7 +9,8 @@ import {
   type Shell,
 } from "./commands/_completion.ts";
 import type { CliData } from "./commands/_define.ts";
-import { defineAicrCommand } from "./commands/_define.ts";
+import { type AicrMeta, defineAicrCommand } from "./commands/_define.ts";
+import { renderUsage, usageWidth } from "./commands/_usage.ts";
 import { AicrError } from "./core/errors.ts";
 import { nearest } from "./core/suggest.ts";
 import { BUILT, REVISION, VERSION } from "./core/version.ts";
@@ -47,6 +48,19 @@ export const COMMANDS: Record<string, Entry> = {
   "cleanup-legacy": {
     description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
     load: lazy(() => import("./commands/cleanup-legacy.ts")),
+  },
+  runs: {
+    description: "The runs whose objects are in the cluster: list them, delete a stale one",
+    subcommands: {
+      list: {
+        description: "List the runs in a namespace (-A: all): age, command, Job state, objects",
+        load: lazy(() => import("./commands/runs-list.ts")),
+      },
+      delete: {
+        description: "Delete stale runs by their anchor (UID-pinned); the garbage collector takes the rest",
+        load: lazy(() => import("./commands/runs-delete.ts")),
+      },
+    },
   },
   image: {
     description:
@@ -103,9 +117,9 @@ const root: CommandDef<ArgsDef> = {
   ),
 };
 
-const flagsOf = (args: ArgsDef, skip: ArgsDef = {}): CompletionFlag[] =>
+const flagsOf = (args: ArgsDef): CompletionFlag[] =>
   Object.entries(args)
-    .filter(([name, d]) => d.type !== "positional" && !(name in skip))
+    .filter(([, d]) => d.type !== "positional")
     .map(([name, d]) => ({
       name,
       alias: aliasesOf(d)[0],
@@ -119,7 +133,8 @@ async function completionModel(): Promise<CompletionModel> {
   const add = async (path: string, entry: CommandEntry) => {
     const cmd = await entry.load();
     const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
-    model.commands.push({ path, description: entry.description, flags: flagsOf(args, globalArgs) });
+    // The command's own flags and the global ones it accepts (render-rbac takes no --kubeconfig).
+    model.commands.push({ path, description: entry.description, flags: flagsOf(args) });
   };
   for (const name of PUBLIC) {
     const entry = COMMANDS[name] as Entry;
@@ -140,7 +155,13 @@ function completionCommand(): CommandDef<ArgsDef> {
   return defineAicrCommand({
     name: "completion",
     announceRun: false,
+    cluster: false,
     description: "Print a shell completion script: bash, zsh or fish",
+    examples: [
+      "source <(aicr completion bash)",
+      "source <(aicr completion zsh)",
+      "aicr completion fish > ~/.config/fish/completions/aicr.fish",
+    ],
     transport: "offline",
     args: { shell: { type: "positional", description: "bash, zsh or fish", required: true } },
     async run(_ctx, args) {
@@ -176,10 +197,39 @@ function groupCommand(
 
 const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
 
-/** citty colours help even into a pipe; keep stdout plain unless it is a terminal. */
+/**
+ * A help page (commands/_usage.ts), plain text wrapped to the terminal: stdout's width, else
+ * $COLUMNS, else 80. The root page lists the commands and ends with the exit codes; a command's
+ * lists its own flags, then the global flags it takes.
+ */
 async function usage(cmd: CommandDef<ArgsDef>, parent?: CommandDef<ArgsDef>): Promise<string> {
-  const text = await renderUsage(cmd, parent);
-  return process.stdout.isTTY && !process.env.NO_COLOR ? `${text}\n` : `${text.replace(ANSI, "")}\n`;
+  const meta = ((await (typeof cmd.meta === "function" ? cmd.meta() : cmd.meta)) ?? {}) as AicrMeta;
+  const parentMeta = parent && (await (typeof parent.meta === "function" ? parent.meta() : parent.meta));
+  const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
+  const subs = (await (typeof cmd.subCommands === "function" ? cmd.subCommands() : cmd.subCommands)) ?? {};
+  const subcommands = await Promise.all(
+    Object.entries(subs).map(async ([name, sub]) => {
+      const def = await (typeof sub === "function" ? sub() : sub);
+      const m = await (typeof def.meta === "function" ? def.meta() : def.meta);
+      return { name, description: m?.description ?? "" };
+    }),
+  );
+  const path = parent ? `${parentMeta?.name ?? "aicr"} ${meta.name ?? ""}` : (meta.name ?? "aicr");
+  const isRoot = cmd === root;
+  const globals = Object.fromEntries(Object.entries(args).filter(([name]) => name in globalArgs));
+  return renderUsage(
+    {
+      path,
+      description: meta.description ?? "",
+      args,
+      globalArgs: globals,
+      subcommands,
+      examples: meta.examples,
+      exitCodes: isRoot,
+      footer: subcommands.length ? `Run "${path} <command> --help" for a command's flags.` : undefined,
+    },
+    usageWidth(process.stdout.columns, process.env),
+  );
 }
 
 const aliasesOf = (def: ArgDef): string[] => [(def as { alias?: string | string[] }).alias ?? []].flat();

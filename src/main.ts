@@ -15,7 +15,9 @@ const onSignal = (signal: NodeJS.Signals): void => {
     process.exit(EXIT_CANCELED);
   }
   process.stderr.write(`received ${signal}: cancelling; press Ctrl-C again to exit at once\n`);
-  controller.abort(new AicrError("CANCELED", `cancelled by ${signal}`));
+  controller.abort(
+    new AicrError("CANCELED", `cancelled by ${signal}`, { remedy: "run the command again to finish it" }),
+  );
 };
 const EXIT_CANCELED = 9;
 process.on("SIGINT", onSignal);

@@ -31,7 +31,11 @@ export function podFailure(pod: PodState, o: { image: string; placement: Placeme
     return new AicrError(
       "INTERNAL",
       `the agent container cannot be created: ${waiting.message ?? waiting.reason}`,
-      { context: { pod: pod.metadata.name } },
+      {
+        remedy:
+          "check the pod's events (kubectl describe pod) for the missing Secret, ConfigMap or setting it names",
+        context: { pod: pod.metadata.name },
+      },
     );
   }
   const unscheduled = pod.status?.conditions?.find(

@@ -67,10 +67,14 @@ export function describePodState(pod: PodState | undefined): string {
   const unscheduled = pod.status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False");
   if (unscheduled)
     return `pod ${pod.metadata.name} is not scheduled: ${unscheduled.message ?? unscheduled.reason}`;
-  const waiting = pod.status?.containerStatuses?.[0]?.state?.waiting;
-  if (waiting)
-    return `pod ${pod.metadata.name} is waiting: ${waiting.reason}${waiting.message ? ` (${waiting.message})` : ""}`;
-  return `pod ${pod.metadata.name} is ${pod.status?.phase ?? "Pending"}`;
+  const is = `pod ${pod.metadata.name} is ${pod.status?.phase ?? "Pending"}`;
+  const state = pod.status?.containerStatuses?.[0]?.state;
+  if (state?.waiting)
+    return `${is}, container waiting: ${state.waiting.reason ?? "unknown reason"}${state.waiting.message ? ` (${state.waiting.message})` : ""}`;
+  if (state?.running) return `${is}, container running`;
+  if (state?.terminated)
+    return `${is}, container terminated: ${state.terminated.reason ?? "exit code"} ${state.terminated.exitCode}`;
+  return is;
 }
 
 /**

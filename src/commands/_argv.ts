@@ -39,6 +39,10 @@ export function normalizeArgv(command: string, argv: readonly string[], args: Ar
   const known = spellings(args);
   const who = command ? `aicr ${command}` : "aicr";
   const positionals = Object.values(args).filter((d) => d.type === "positional").length;
+  // A positional marked `variadic` (e.g. `aicr runs delete <run-id>…`) takes every further word too.
+  const variadic = Object.values(args).some(
+    (d) => d.type === "positional" && (d as { variadic?: boolean }).variadic === true,
+  );
   const bad = (message: string, context: Record<string, unknown>, remedy?: string) =>
     new AicrError("INVALID_REQUEST", message, {
       remedy: remedy ?? `run "${who} --help" for the flags it takes`,
@@ -58,7 +62,7 @@ export function normalizeArgv(command: string, argv: readonly string[], args: Ar
       break;
     }
     if (!token.startsWith("-") || token === "-") {
-      if (++seen > positionals) {
+      if (++seen > positionals && !variadic) {
         throw bad(
           `unexpected argument ${JSON.stringify(token)} for "${who}"`,
           { argument: token },

@@ -17,6 +17,7 @@ export interface CompletionCommand {
   /** "snapshot", or "image push" for a verb of a group. */
   path: string;
   description: string;
+  /** Every flag it accepts: its own and the global ones it takes. */
   flags: CompletionFlag[];
 }
 
@@ -26,6 +27,7 @@ export interface CompletionModel {
   /** Group name → its verbs. */
   groups: Record<string, { name: string; description: string }[]>;
   commands: CompletionCommand[];
+  /** Offered before a command is given. */
   globalFlags: CompletionFlag[];
 }
 
@@ -51,8 +53,7 @@ export function completionScript(shell: Shell, model: CompletionModel): string {
 function bashScript(m: CompletionModel): string {
   const valueFlags = [...m.globalFlags, ...m.commands.flatMap((c) => c.flags)].filter((f) => f.takesValue);
   const cases = m.commands.map(
-    (c) =>
-      `    ${JSON.stringify(c.path)}) words_="${[...spellings(c.flags), ...spellings(m.globalFlags), "--help"].join(" ")}" ;;`,
+    (c) => `    ${JSON.stringify(c.path)}) words_="${[...spellings(c.flags), "--help"].join(" ")}" ;;`,
   );
   const groupCases = Object.entries(m.groups).map(
     ([g, verbs]) => `    ${JSON.stringify(g)}) words_="${verbs.map((v) => v.name).join(" ")}" ;;`,
@@ -96,7 +97,7 @@ function fishScript(m: CompletionModel): string {
       c(
         `${condition ? `-n '${condition}' ` : ""}-l ${f.name}${f.alias?.length === 1 ? ` -s ${f.alias}` : ""}${f.takesValue ? " -r" : ""} -d '${shellWord(f.description)}'`,
       );
-    for (const f of m.globalFlags) flag(f);
+    for (const f of m.globalFlags) flag(f, "__fish_use_subcommand");
     for (const cmd of m.commands) {
       const last = cmd.path.split(" ").at(-1) ?? cmd.path;
       for (const f of cmd.flags) flag(f, `__fish_seen_subcommand_from ${last}`);

@@ -1,4 +1,4 @@
-import { type ArgsDef, type CommandDef, defineCommand, type ParsedArgs } from "citty";
+import { type ArgsDef, type CommandDef, type CommandMeta, defineCommand, type ParsedArgs } from "citty";
 import { createRunContext, type RunContext } from "../run/context.ts";
 import type { TransportName } from "../transport/types.ts";
 import { globalArgs } from "./_args.ts";
@@ -7,7 +7,21 @@ export interface CliData {
   signal: AbortSignal;
 }
 
+/** The global flags of a command that never contacts a cluster: no --kubeconfig, no --context. */
+type OfflineGlobals = Omit<typeof globalArgs, "kubeconfig" | "context">;
 type WithGlobals<A extends ArgsDef> = A & typeof globalArgs;
+
+/** citty's meta plus what aicr's help shows: examples (one command line each). */
+export interface AicrMeta extends CommandMeta {
+  examples?: readonly string[];
+}
+
+/** The global flags a command takes: without --kubeconfig/--context when it has no cluster. */
+export function commandGlobals(cluster: boolean): ArgsDef {
+  if (cluster) return globalArgs;
+  const { kubeconfig: _k, context: _c, ...rest } = globalArgs;
+  return rest satisfies OfflineGlobals;
+}
 
 /**
  * A command in aicr's shape: the global flags are spread in, and `run` receives the one run context
@@ -18,6 +32,15 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
   /** The group a subcommand belongs to (`image` for `aicr image push`). */
   group?: string;
   description: string;
+  /** Command lines shown under "Examples:" in its help. */
+  examples?: readonly string[];
+  /**
+   * false for commands that never contact a cluster: --kubeconfig and --context are neither
+   * accepted nor listed (default true).
+   */
+  cluster?: boolean;
+  /** A global flag's description as this command reads it (e.g. validate's own -n default). */
+  globalDescriptions?: Partial<Record<keyof typeof globalArgs, string>>;
   /**
    * false for commands that neither touch a cluster nor name objects (version, image): no run-ID
    * line on stderr (the run ID still exists, at debug level).
@@ -29,9 +52,16 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
   /** `rawArgs` is the command's own argv, for repeatable flags (citty keeps only the last value). */
   run: (ctx: RunContext, args: ParsedArgs<WithGlobals<A>>, raw: { rawArgs: string[] }) => Promise<void>;
 }): CommandDef<WithGlobals<A>> {
-  const args = { ...def.args, ...globalArgs } as WithGlobals<A>;
+  const globals: ArgsDef = Object.fromEntries(
+    Object.entries(commandGlobals(def.cluster ?? true)).map(([name, arg]) => {
+      const description = def.globalDescriptions?.[name as keyof typeof globalArgs];
+      return [name, description ? { ...arg, description } : arg];
+    }),
+  );
+  const args = { ...def.args, ...globals } as WithGlobals<A>;
+  const meta: AicrMeta = { name: def.name, description: def.description, examples: def.examples };
   return defineCommand({
-    meta: { name: def.name, description: def.description },
+    meta,
     args,
     async run({ args: parsed, data, rawArgs }) {
       const { signal } = data as CliData;

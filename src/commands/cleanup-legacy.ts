@@ -46,6 +46,11 @@ function scopeFrom(
 export default defineAicrCommand({
   name: "cleanup-legacy",
   description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
+  examples: [
+    "aicr cleanup-legacy -n gpu-operator --dry-run",
+    "aicr cleanup-legacy -n gpu-operator",
+    "aicr cleanup-legacy --all-namespaces --yes -o json > receipt.json",
+  ],
   transport: "remote",
   args: {
     "all-namespaces": {

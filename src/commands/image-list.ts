@@ -7,6 +7,7 @@ export default defineAicrCommand({
   name: "list",
   group: "image",
   announceRun: false,
+  cluster: false,
   description: "List the images a run uses (agent, validators), after $AICR_IMAGE / $AICR_VALIDATOR_IMAGE",
   transport: "offline",
   args: {

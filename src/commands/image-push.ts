@@ -9,6 +9,12 @@ export default defineAicrCommand({
   group: "image",
   announceRun: false,
   description: "Push an OCI image archive to a registry (no Docker needed; resumes and skips what is there)",
+  examples: [
+    "aicr image save -o aicr.tar && aicr image push aicr.tar registry.example.com/aicr/aicr",
+    "aicr image push aicr.tar registry.example.com/aicr/aicr:v0.1.0 --ca-file ca.pem",
+    'printf %s "$TOKEN" | aicr image push aicr.tar ghcr.io/me/aicr --username me --password-stdin',
+  ],
+  cluster: false,
   transport: "offline",
   args: {
     archive: { type: "positional", description: "The OCI archive (.tar) to push" },

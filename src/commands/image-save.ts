@@ -10,6 +10,7 @@ export default defineAicrCommand({
   name: "save",
   group: "image",
   announceRun: false,
+  cluster: false,
   description:
     "Write this binary's image (its platform only) as an OCI archive: docker load, skopeo, image push",
   transport: "offline",

@@ -7,6 +7,12 @@ import { defineAicrCommand } from "./_define.ts";
 export default defineAicrCommand({
   name: "render-rbac",
   description: "Write the RBAC manifests that let an existing ServiceAccount run the agent (applies nothing)",
+  examples: [
+    "aicr render-rbac irsa-agent -n gpu-operator",
+    "aicr render-rbac irsa-agent -n gpu-operator --discover-network --dir rbac/",
+    "aicr render-rbac irsa-agent -n gpu-operator -o json",
+  ],
+  cluster: false,
   transport: "offline",
   args: {
     "service-account": {

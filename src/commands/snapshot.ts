@@ -20,12 +20,18 @@ const writeStdout = (text: string): void => void process.stdout.write(text);
 export default defineAicrCommand({
   name: "snapshot",
   description: "Capture a GPU node's configuration through a run-isolated agent Job (--local: this host)",
+  examples: [
+    "aicr snapshot -n gpu-operator -o node.yaml",
+    "aicr snapshot -n gpu-operator -o cm://gpu-operator/aicr-snapshot",
+    "aicr snapshot --local -t json",
+  ],
   transport: (args) => (args["add-roles-to-service-account"] ? "offline" : args.local ? "local" : "remote"),
   args: {
     ...nodeArgs,
     local: {
       type: "boolean",
-      description: "Collect this host instead of deploying the agent; K8s readings only if a cluster answers",
+      description:
+        "Collect this host instead of deploying the agent; K8s readings only from a cluster named with --kubeconfig or --context",
     },
     image: {
       type: "string",
@@ -79,6 +85,8 @@ export default defineAicrCommand({
       type: "boolean",
       default: true,
       description: "Privileged agent pod (needed for GPU and SystemD readings)",
+      negativeDescription:
+        "Unprivileged agent pod, for a Pod Security restricted namespace (no GPU or SystemD readings)",
     },
     "require-gpu": {
       type: "boolean",
@@ -120,7 +128,7 @@ export default defineAicrCommand({
         writeStdout,
       });
     }
-    // --local: this host, with K8s readings only if a cluster answers.
+    // --local: this host; K8s readings only from a cluster asked for (transport/_local.ts).
     if (ctx.transport.name === "local") return runNodeSnapshot(ctx, args, writeStdout);
     const options = resolveSnapshotOptions(
       {

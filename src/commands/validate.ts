@@ -16,6 +16,14 @@ const negated = (args: Record<string, unknown>, name: string): boolean =>
 export default defineAicrCommand({
   name: "validate",
   description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
+  examples: [
+    "aicr validate -r examples/recipe.yaml -s node.yaml --no-cluster",
+    "aicr validate -r examples/recipe.yaml -n gpu-operator",
+    "aicr validate -r cm://ops/recipe -s cm://ops/snapshot -o report.json --junit report.xml",
+  ],
+  globalDescriptions: {
+    namespace: "Namespace of the run's Jobs (default: $AICR_NAMESPACE, then aicr-validation)",
+  },
   transport: "remote",
   args: {
     recipe: {
@@ -44,6 +52,7 @@ export default defineAicrCommand({
       type: "boolean",
       default: true,
       description: "Exit 8 when a check fails",
+      negativeDescription: "Report failed checks but exit 0",
     },
     "fail-fast": { type: "boolean", description: "Stop after the first phase with a failing check" },
     "no-cluster": { type: "boolean", description: "Readiness only, from --snapshot; nothing is deployed" },

@@ -8,6 +8,7 @@ const ARCH: Record<string, string> = { x64: "amd64", arm64: "arm64" };
 export default defineAicrCommand({
   name: "version",
   announceRun: false,
+  cluster: false,
   description: "Print the version, the git revision and the agent image this build deploys by default",
   transport: "offline",
   args: { output: outputArg },

@@ -65,7 +65,10 @@ export async function writeNewDirectory(
         context: { path: dir },
       });
     }
-    throw new AicrError("INTERNAL", `cannot create directory ${JSON.stringify(dir)}`, { cause: err });
+    throw new AicrError("INTERNAL", `cannot create directory ${JSON.stringify(dir)}`, {
+      remedy: "check that the parent directory exists and is writable, or choose another --dir",
+      cause: err,
+    });
   }
   try {
     await chmod(dir, dirMode); // mkdir's mode is masked by the umask
@@ -75,7 +78,7 @@ export async function writeNewDirectory(
     throw new AicrError(
       "INTERNAL",
       `cannot write into ${JSON.stringify(dir)}; removed the partial directory`,
-      { cause: err },
+      { remedy: "check the free space and permissions there, or choose another --dir", cause: err },
     );
   }
   return dir;
@@ -101,7 +104,10 @@ export async function writeFileAtomic(
     await rm(temp, { force: true });
     // A cause the check can name (the parent removed meanwhile, …) is reported with its own remedy.
     checkFileDestination(path, options.flag);
-    throw new AicrError("INTERNAL", `cannot write ${options.flag} ${JSON.stringify(path)}`, { cause: err });
+    throw new AicrError("INTERNAL", `cannot write ${options.flag} ${JSON.stringify(path)}`, {
+      remedy: `check the free space and permissions of its directory, or choose another ${options.flag} path`,
+      cause: err,
+    });
   }
 }
 

@@ -132,7 +132,10 @@ async function writeNew(output: string, bytes: Uint8Array): Promise<void> {
           context: { path: output },
         },
       );
-    throw new AicrError("INTERNAL", `cannot write ${JSON.stringify(output)}`, { cause: err });
+    throw new AicrError("INTERNAL", `cannot write ${JSON.stringify(output)}`, {
+      remedy: "check the free space and permissions of its directory, or choose another -o path",
+      cause: err,
+    });
   } finally {
     await rm(temp, { force: true });
   }
@@ -150,6 +153,7 @@ export async function saveImage(options: SaveOptions): Promise<SaveResult> {
     throw new AicrError(
       "INTERNAL",
       `${options.executable} is ${machine}, but it carries the ${arch} runtime layer`,
+      { remedy: "this binary was built wrongly: use a release binary for this platform" },
     );
   const runtime = await unusable(async () => layerFromBlob(new Uint8Array(await layer.arrayBuffer())));
   const image = await unusable(async () => aicrImage(info, runtime, binaryLayer(binary)));

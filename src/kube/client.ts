@@ -250,6 +250,21 @@ export class KubeClient {
     return { allowed: Boolean(answer.status?.allowed), reason: answer.status?.reason };
   }
 
+  /**
+   * Who the apiserver says the caller is (SelfSubjectReview, `kubectl auth whoami`): the username, or
+   * undefined when the answer names no one. Persists nothing.
+   */
+  async whoAmI(): Promise<string | undefined> {
+    const answer = await this.call("asking the API server who the caller is", () =>
+      this.http.json<{ status?: { userInfo?: { username?: string } } }>(
+        "POST",
+        "/apis/authentication.k8s.io/v1/selfsubjectreviews",
+        { body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" } },
+      ),
+    );
+    return answer.status?.userInfo?.username || undefined;
+  }
+
   /** The preferred version of every API group (discovery). */
   async apiGroupVersions(): Promise<string[]> {
     const groups = await this.call("reading API discovery", () =>

@@ -48,10 +48,7 @@ export class KubeStatusError extends AicrError {
         reason: status.reason,
         ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
       },
-      remedy:
-        answer.status === 401
-          ? "your kubeconfig credentials were rejected; refresh them (e.g. re-run your cloud's get-credentials command)"
-          : undefined,
+      remedy: remedyFor(answer.status),
       cause: answer,
     });
     this.httpStatus = answer.status;
@@ -136,6 +133,35 @@ function isTransportError(err: unknown): boolean {
   return code !== undefined && (TRANSPORT_CODES.has(code) || isTlsCode(code));
 }
 
+/** What the operator can do about an answer with this HTTP status (callers with more context say more). */
+function remedyFor(httpStatus: number): string {
+  if (httpStatus === 401)
+    return "your kubeconfig credentials were rejected; refresh them (e.g. re-run your cloud's get-credentials command)";
+  if (httpStatus === 403)
+    return "ask a cluster admin to grant the permission the message names (kubectl auth can-i shows what you have)";
+  if (httpStatus === 404) return "check the name and namespace (kubectl get shows what exists)";
+  if (httpStatus === 409) return "another client changed the object at the same time; run the command again";
+  if (httpStatus === 429)
+    return "the API server is throttling requests; wait a minute and run the command again";
+  if (httpStatus === 400 || httpStatus === 422 || httpStatus === 415)
+    return "check the values given on the command line; if they are right, run again with --debug and report it";
+  return "check the API server's health (kubectl get --raw /readyz), then run the command again";
+}
+
+/** A transport errno in words (the client's own text is not for operators). */
+const TRANSPORT_WORDS: Record<string, string> = {
+  ECONNREFUSED: "connection refused",
+  ConnectionRefused: "connection refused",
+  ECONNRESET: "connection reset",
+  ConnectionClosed: "connection closed",
+  ETIMEDOUT: "connection timed out",
+  EHOSTUNREACH: "no route to host",
+  ENETUNREACH: "network unreachable",
+  ENOTFOUND: "host name not found",
+  EAI_AGAIN: "host name lookup failed",
+  FailedToOpenSocket: "cannot open a socket",
+};
+
 function codeFor(httpStatus: number): ErrorCode {
   if (httpStatus === 404) return "NOT_FOUND";
   if (httpStatus === 409) return "CONFLICT";
@@ -167,32 +193,34 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
   if (code !== undefined && isTlsCode(code)) {
     return new AicrError(
       "UNAVAILABLE",
-      `${doing}: the API server${server ? ` at ${server}` : ""} presented a TLS certificate the kubeconfig does not trust: ${err instanceof Error ? err.message : code}`,
+      `${doing}: the API server${server ? ` at ${server}` : ""} presented a TLS certificate the kubeconfig does not trust: ${err instanceof Error && err.message ? err.message : code}`,
       {
         remedy:
           "check the cluster's certificate-authority-data (or certificate-authority) in the kubeconfig, and that the server address is a name the certificate was issued for",
+        // The reason is in the message once; the client's error is not a cause to print again.
         context: { errno: code },
-        cause: err,
       },
     );
   }
   if (isTransportError(err)) {
     return new AicrError(
       "UNAVAILABLE",
-      `${doing}: cannot reach the Kubernetes API server${server ? ` at ${server}` : ""}`,
+      `${doing}: cannot reach the Kubernetes API server${server ? ` at ${server}` : ""} (${TRANSPORT_WORDS[code ?? ""] ?? code})`,
       {
         remedy:
           "check the VPN or bastion connection, the kubeconfig's server address, and any firewall between you and it",
-        context: { errno: errno(err) },
-        cause: err,
+        // The errno in words, not the client's text ("Is the computer able to access the url?").
+        context: { errno: code },
       },
     );
   }
   if (err instanceof Error && err.name === "AbortError") {
-    return new AicrError("CANCELED", `${doing}: cancelled`, { cause: err });
+    return new AicrError("CANCELED", `${doing}: cancelled`, {
+      remedy: "run the command again when you want it to finish",
+    });
   }
   return new AicrError("INTERNAL", `${doing}: ${err instanceof Error ? err.message : String(err)}`, {
-    cause: err,
+    remedy: "run the command again with --debug; if it fails the same way, report it with that output",
   });
 }
 

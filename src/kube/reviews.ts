@@ -111,6 +111,14 @@ export async function deniedChecks<C extends AccessCheck>(
 /** Who is missing a permission when no one else is named: the identity the kubeconfig authenticates as. */
 export const CALLER = "the caller (your kubeconfig identity)";
 
+/**
+ * The caller by the name the apiserver knows it by (a SelfSubjectReview's username), e.g.
+ * `the caller "system:serviceaccount:demo:limited"`; CALLER when that name is unknown.
+ */
+export function callerNamed(username: string | undefined): string {
+  return username ? `the caller ${JSON.stringify(username)}` : CALLER;
+}
+
 export interface MissingWording {
   /** Who lacks it (default CALLER), e.g. `agent ServiceAccount "system:serviceaccount:ns:name"`. */
   who?: string | undefined;

@@ -120,5 +120,8 @@ export async function watchUntil<T, R>(o: WatchUntilOptions<T, R>): Promise<R> {
   const reason = o.signal.reason;
   throw reason instanceof AicrError
     ? reason
-    : new AicrError("CANCELED", "cancelled while waiting", { cause: reason });
+    : new AicrError("CANCELED", "cancelled while waiting", {
+        remedy: "run the command again to finish it",
+        cause: reason,
+      });
 }

@@ -8,11 +8,15 @@ const LEVELS = new Set(["error", "warn", "info", "debug"]);
  * Relays the agent pod's log (JSON lines) through our logger with an `[agent]` prefix, and keeps
  * the last lines for the failure report.
  */
-export function agentLogRelay(log: Logger): { out: Writable; lastLines: () => string[] } {
+export function agentLogRelay(
+  log: Logger,
+  onLine?: () => void,
+): { out: Writable; lastLines: () => string[] } {
   const last: string[] = [];
   let pending = "";
   const emit = (line: string) => {
     if (line.trim() === "") return;
+    onLine?.();
     last.push(line);
     if (last.length > KEEP_LINES) last.shift();
     try {

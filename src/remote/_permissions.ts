@@ -13,6 +13,8 @@ import {
 import {
   type AccessAnswer,
   type AccessCheck,
+  CALLER,
+  callerNamed,
   deniedChecks,
   describeMissing,
   type ReviewOptions,
@@ -63,7 +65,11 @@ export interface GateResult {
  * Escalation prevention, predicted: the apiserver refuses a Role/ClusterRole (and its binding) that
  * grants anything the caller does not hold, unless the caller has `escalate` / `bind` on that kind.
  */
-async function escalationLines(client: KubeClient, input: GateInput): Promise<string[]> {
+async function escalationLines(
+  client: KubeClient,
+  input: GateInput,
+  caller: Promise<string>,
+): Promise<string[]> {
   const rules = agentRuleChecks(input);
   const kinds = [
     ["Role", "roles", rules.role, input.namespace],
@@ -87,10 +93,11 @@ async function escalationLines(client: KubeClient, input: GateInput): Promise<st
     ),
   );
   const lines: string[] = [];
+  const who = await caller;
   for (const [i, [kind]] of kinds.entries()) {
     const [missing, mayEscalate] = answers[i] ?? [[], []];
     if (missing.length === 0 || mayEscalate.every((a) => a.allowed)) continue;
-    lines.push(...missing.map((m) => describeMissing(m, { grantedBy: `the run's ${kind}` })));
+    lines.push(...missing.map((m) => describeMissing(m, { who, grantedBy: `the run's ${kind}` })));
   }
   return lines;
 }
@@ -185,16 +192,18 @@ async function modeSpecific(
   input: GateInput,
   mode: ServiceAccountMode,
   log: Logger,
+  caller: Promise<string>,
   admissionSent?: Admission,
 ): Promise<ModeFindings> {
   const out: ModeFindings = { lines: [], notes: [], hints: [] };
   if (mode.kind === "prefix") {
-    const [rbac, escalation, admission] = await Promise.all([
+    const [rbac, escalation, admission, who] = await Promise.all([
       deniedChecks(client, callerRbacChecks(input.namespace), { signal: input.signal }),
-      escalationLines(client, input),
+      escalationLines(client, input, caller),
       admissionSent ?? admissionLines(client, input, mode),
+      caller,
     ]);
-    out.lines.push(...rbac.map((c) => describeMissing(c)), ...escalation, ...admission.denied);
+    out.lines.push(...rbac.map((c) => describeMissing(c, { who })), ...escalation, ...admission.denied);
     out.notes.push(...admission.notes);
     if (rbac.length > 0) {
       out.hints.push(
@@ -249,7 +258,7 @@ export async function checkPermissions(
     const mode = await modeP;
     const found: ModeFindings =
       mode.kind === "exact"
-        ? await modeSpecific(client, input, mode, log, admission)
+        ? await modeSpecific(client, input, mode, log, Promise.resolve(CALLER), admission)
         : await (admission ?? admissionLines(client, input, mode)).then((a) => ({
             lines: a.denied,
             notes: a.notes,
@@ -259,18 +268,27 @@ export async function checkPermissions(
     for (const n of found.notes) log.info(n);
     return { mode, denied: [], notes: found.notes, mayBind: true };
   }
-  const early = input.knownMode ? modeSpecific(client, input, input.knownMode, log, admission) : undefined;
+  // Who the caller is goes out with the reviews (no round trip of its own): a refusal names it. A
+  // server that will not say (SelfSubjectReview refused or not served) leaves the generic wording.
+  const caller = client.whoAmI().then(callerNamed, () => CALLER);
+  const early = input.knownMode
+    ? modeSpecific(client, input, input.knownMode, log, caller, admission)
+    : undefined;
   early?.catch(() => {});
   const phase1 = await deniedChecks(client, callerBaseChecks(input), { signal: input.signal });
-  const lines = phase1.map((c) => describeMissing(c));
-  if (phase1.some((c) => c.resource === "serviceaccounts" && c.verb === "get")) {
+  const who = await caller;
+  const lines = phase1.map((c) => describeMissing(c, { who }));
+  // With --service-account-name, the ServiceAccount look-up decides which checks apply (an existing
+  // one's own rules, or the run's RBAC objects): without it they cannot be chosen, so none are listed.
+  // Without the flag the mode is known and its checks were asked alongside: they are listed too.
+  if (!early && phase1.some((c) => c.resource === "serviceaccounts" && c.verb === "get")) {
     throw unauthorized(lines, [
-      `reading ServiceAccounts in namespace "${input.namespace}" is required before anything else (to tell an existing ServiceAccount from a name prefix); the remaining, mode-specific permissions were not evaluated`,
+      `reading ServiceAccounts in namespace "${input.namespace}" is needed to tell whether --service-account-name names an existing ServiceAccount; until it is granted, the permissions that depend on that answer (the existing ServiceAccount's rules, or the run's own RBAC objects) cannot be checked and are not listed`,
     ]);
   }
   input.signal?.throwIfAborted();
+  const found = await (early ?? modeP.then((mode) => modeSpecific(client, input, mode, log, caller)));
   const mode = await modeP;
-  const found = await (early ?? modeSpecific(client, input, mode, log));
   lines.push(...found.lines);
   if (lines.length > 0) throw unauthorized(lines, found.hints);
   for (const n of found.notes) log.info(n);

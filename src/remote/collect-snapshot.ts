@@ -25,7 +25,7 @@ import { type KeptObject, RunScope } from "../run/scope.ts";
 import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { agentLogRelay } from "./_agent-log.ts";
 import { checkPermissions } from "./_permissions.ts";
-import { createProgress } from "./_progress.ts";
+import { createProgress, type Progress, terminalStatus } from "./_progress.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
 import { type ResolvedSnapshotOptions, type SnapshotOptions, withSnapshotDefaults } from "./options.ts";
 
@@ -46,6 +46,13 @@ export interface CollectSnapshotOptions extends SnapshotOptions {
   checkRunId?: boolean | undefined;
   /** A delivered cm:// target in the run's namespace; absent → the run's staging ConfigMap. */
   delivered?: { namespace: string; name: string } | undefined;
+  /** How often a wait says what it waits for; default: AICR_PROGRESS_INTERVAL_MS, else 10 s. */
+  progressIntervalMs?: number | undefined;
+  /**
+   * Waiting lines as one updating line on stderr. Default: a `log` was given, stderr is a terminal
+   * and --log-json is not on the command line.
+   */
+  statusLine?: boolean | undefined;
 }
 
 export interface CollectSnapshotResult {
@@ -202,19 +209,28 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
         ? undefined
         : toAicrError(new NoAnswerError(o.timeoutMs), "waiting for the API server", client.server),
   });
-  const progress = createProgress(log);
-  const ctx = { client, log, signal: deadline.signal };
+  // Declared after the deadline, so disposed before it: no timer of the run outlives it.
+  using progress = createProgress({
+    log,
+    remainingMs: () => deadline.remainingMs(),
+    intervalMs: options.progressIntervalMs,
+    status: (options.statusLine ?? options.log !== undefined) ? terminalStatus() : undefined,
+  });
+  const ctx = { client, log: progress.log, signal: deadline.signal };
+  progress.wait("checking permissions");
   const gate = await gateRun(o, options, config, plan, ctx);
   progress.phase("permissions checked", { mode: gate.mode.kind });
   const scope = new RunScope({
     client,
     identity,
-    log,
+    log: progress.log,
     cleanup: o.cleanup,
     removeCommand: () =>
-      gate.mode.kind === "exact"
-        ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
-        : `kubectl delete clusterrole ${plan.names.clusterRole}`,
+      `aicr runs delete ${identity.runId} -n ${o.namespace} (or: ${
+        gate.mode.kind === "exact"
+          ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
+          : `kubectl delete clusterrole ${plan.names.clusterRole}`
+      })`,
     staging: () => (plan.ownsOutput ? plan.output : undefined),
     announce: (message, fields) => progress.phase(message, fields),
   });
@@ -307,7 +323,7 @@ async function execute(
   agent: AgentRun,
   o: ResolvedSnapshotOptions,
   gate: Gate,
-  ctx: RunCtx & { deadline: Deadline; progress: ReturnType<typeof createProgress> },
+  ctx: RunCtx & { deadline: Deadline; progress: Progress },
 ): Promise<string> {
   const { client, log, signal, deadline, progress } = ctx;
   const placement = (): Placement => ({
@@ -315,8 +331,15 @@ async function execute(
     tolerations: o.tolerations,
     autoTargeted: o.autoTarget && Boolean(gate.nodeSelector),
   });
-  const relay = agentLogRelay(log);
-  let stage = "creating the run's objects";
+  const relay = agentLogRelay(log, () => progress.heard());
+  let stage = "";
+  // Where the run waits, said every interval with what it last saw and the time left.
+  const enter = (what: string, w?: Parameters<Progress["wait"]>[1]) => {
+    stage = what;
+    progress.wait(what, w);
+  };
+  let podState: string | undefined;
+  enter("creating the run's objects");
   let deployment: Deployment | undefined;
   let sentinel: { stop: () => void } | undefined;
   let sentinelTimer: ReturnType<typeof setTimeout> | undefined;
@@ -335,6 +358,7 @@ async function execute(
         // A pending pod the cluster already knows cannot run (image pull, unschedulable) fails the run now.
         waits = agent.openWaits(w, watches.signal, (pending) => {
           podSeen = true;
+          podState = describePodState(pending);
           const cause = podFailure(pending, { image: o.image, placement: placement() });
           if (cause) deadline.fail(cause);
         });
@@ -358,19 +382,22 @@ async function execute(
       });
     }, SENTINEL_AFTER_MS);
     // Every wait ends at once on SIGINT, the deadline or a fail-fast cause, even with its request in flight.
-    stage = "waiting for the agent pod to start";
+    enter("waiting for the agent pod to start", {
+      saw: () => podState ?? "no pod of this run's Job was seen yet",
+    });
     const pod = await unlessAborted(waits.pod, signal);
     podSeen = true;
     progress.phase(
       `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
     );
     stage = `following the log of pod ${pod.metadata.name}`;
+    progress.wait(`agent in pod ${pod.metadata.name} running`, { quiet: true });
     await unlessAborted(agent.streamLogs(pod, relay.out, signal), signal);
-    stage = "waiting for the agent Job to complete";
+    enter("waiting for the agent Job to complete", { saw: () => `Job ${agent.plan.names.job}` });
     const outcome = await unlessAborted(waits.completion, signal);
     if (!outcome.succeeded) throw await agentFailure(agent, jobUid, outcome, relay.lastLines());
     // The write's event normally came first; if it has not, the ConfigMap is read instead.
-    stage = "reading the result";
+    enter("reading the result");
     const content = await unlessAborted(agent.readResult(seen), signal);
     progress.phase("result read");
     return content;
@@ -380,6 +407,7 @@ async function execute(
     throw err;
   } finally {
     clearTimeout(sentinelTimer);
+    progress.idle(); // teardown's phase line counts its own time
     watches.abort();
     sentinel?.stop();
   }

@@ -38,7 +38,8 @@ export async function collectNodeSnapshot(o: CollectNodeOptions): Promise<void> 
       "INVALID_REQUEST",
       `cannot write ${describeDestination(o.destination)}: no cluster is configured or reachable`,
       {
-        remedy: "set KUBECONFIG or pass --kubeconfig, or write to a file or stdout instead",
+        remedy:
+          "pass --kubeconfig <path> or --context <name> to name the cluster, or write to a file or stdout instead",
       },
     );
   }

@@ -4,7 +4,7 @@ import type { KubeClient } from "../kube/client.ts";
 /**
  * How this process reaches a cluster: the plugin seam of the run context.
  *  - offline:    never opens a connection (render-rbac);
- *  - local:      collect this host; use a cluster only if one is configured and answers;
+ *  - local:      collect this host; use a cluster only if one is asked for (or in a pod) and answers;
  *  - in-cluster: the agent inside the Job's pod (KUBECONFIG when set, else the pod's ServiceAccount);
  *  - remote: the operator's jump host (kubeconfig as kubectl resolves it); a cluster is required.
  */

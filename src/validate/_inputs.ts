@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { AicrError } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { isNotFound } from "../kube/errors.ts";
 import type { Source } from "./options.ts";
 
 export interface LoadedText {
@@ -40,11 +41,19 @@ export async function loadSource(
     }
   }
   const client = await connect();
-  const cm = await client.get<{ data?: Record<string, string> }>({
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    ...source.ref,
-  });
+  const cm = await client
+    .get<{ data?: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", ...source.ref })
+    .catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+      throw new AicrError(
+        "NOT_FOUND",
+        `${flag} ${name}: ConfigMap ${source.ref.name} not found in namespace ${source.ref.namespace}`,
+        {
+          remedy: `check the name and namespace (kubectl get configmaps -n ${source.ref.namespace}), or pass ${flag} <file>`,
+          context: { field: flag, value: name },
+        },
+      );
+    });
   const data = cm.data ?? {};
   const key = pickDataKey(data, what);
   if (!key) {

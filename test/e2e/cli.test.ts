@@ -1,7 +1,8 @@
-import { expect, test } from "bun:test";
-import { readFile } from "node:fs/promises";
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { aicr, ROOT } from "./_aicr.ts";
+import { aicr, baseEnv, ROOT } from "./_aicr.ts";
 
 test("--version prints the package version first, then revision, build date and Bun; exits 0", async () => {
   const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
@@ -24,12 +25,52 @@ test("--help lists the working commands and the global flags, without colour in 
   expect(r.stdout).not.toContain("\x1b[");
 });
 
-test("a command's --help shows its own flags and the shared ones", async () => {
+test("a command's --help shows its own flags and the shared ones it takes: render-rbac has no cluster flags", async () => {
   const r = await aicr(["render-rbac", "--help"]);
   expect(r.code).toBe(0);
   expect(r.stdout).toContain("--discover-network");
-  expect(r.stdout).toContain("--kubeconfig");
+  expect(r.stdout).toContain("--namespace");
   expect(r.stdout).toContain("SERVICE-ACCOUNT");
+  expect(r.stdout).toContain("Examples:");
+  expect(r.stdout).not.toContain("--kubeconfig");
+  expect(r.stdout).not.toContain("--context");
+  const flag = await aicr(["render-rbac", "sa", "-n", "ns", "--kubeconfig", "kc"]);
+  expect(flag.code).toBe(2);
+  expect(flag.stderr).toContain('unknown flag "--kubeconfig"');
+});
+
+test("help wraps to $COLUMNS (80 without it): no line wider, no trailing spaces, each default said once", async () => {
+  for (const [columns, width] of [
+    ["60", 60],
+    [undefined, 80],
+    ["120", 120],
+  ] as const) {
+    const r = await aicr(["snapshot", "--help"], { env: baseEnv(columns ? { COLUMNS: columns } : {}) });
+    expect(r.code).toBe(0);
+    const lines = r.stdout.trimEnd().split("\n");
+    for (const line of lines) {
+      expect(line.length).toBeLessThanOrEqual(width);
+      expect(line).not.toMatch(/\s$/);
+    }
+    expect(r.stdout).not.toMatch(/\(default\)\s+\(Default/i);
+    expect(r.stdout).toMatch(/^\s+--no-privileged\s+\S/m);
+    expect(r.stdout).toContain("Examples:");
+  }
+});
+
+test("validate --help: its own -n default, and --no-fail-on-error described", async () => {
+  const r = await aicr(["validate", "--help"], { env: baseEnv({ COLUMNS: "200" }) });
+  expect(r.code).toBe(0);
+  expect(r.stdout).toMatch(/--namespace <namespace>\s+.*aicr-validation/);
+  expect(r.stdout).toMatch(/^\s+--no-fail-on-error\s+\S/m);
+});
+
+test("the root help ends with the exit codes", async () => {
+  const r = await aicr(["--help"]);
+  const table = r.stdout.slice(r.stdout.indexOf("Exit codes:"));
+  expect(table).toMatch(/^ {2}0 {2}success$/m);
+  for (const code of ["INVALID_REQUEST", "NOT_FOUND", "UNAUTHORIZED", "UNAVAILABLE", "CANCELED"])
+    expect(table).toContain(code);
 });
 
 test("an unknown command exits 2 and lists the real ones", async () => {
@@ -50,4 +91,63 @@ test("a missing positional argument exits 2 with the usage hint", async () => {
   const r = await aicr(["render-rbac"]);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain("SERVICE-ACCOUNT");
+});
+
+describe("errors end with a remedy line, without the HTTP client's own text", () => {
+  let server: ReturnType<typeof Bun.serve>;
+  let dir: string;
+  beforeAll(async () => {
+    // An apiserver that has no such ConfigMap: every request is a 404 Status.
+    server = Bun.serve({
+      port: 0,
+      hostname: "127.0.0.1",
+      fetch: () =>
+        Response.json(
+          {
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            reason: "NotFound",
+            code: 404,
+            message: 'configmaps "nope" not found',
+          },
+          { status: 404 },
+        ),
+    });
+    dir = await mkdtemp(join(tmpdir(), "aicr-remedy-"));
+  });
+  afterAll(async () => {
+    server.stop(true);
+    await rm(dir, { recursive: true, force: true });
+  });
+  const kubeconfig = async (url: string): Promise<string> => {
+    const path = join(dir, `kc-${Bun.hash(url)}`);
+    await writeFile(
+      path,
+      `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "${url}"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
+    );
+    return path;
+  };
+  const recipe = join(ROOT, "examples/recipe.yaml");
+
+  test("validate -s cm://demo/nope: NOT_FOUND with a remedy", async () => {
+    const kc = await kubeconfig(`http://127.0.0.1:${server.port}`);
+    const r = await aicr(["validate", "-r", recipe, "-s", "cm://demo/nope", "--no-cluster"], {
+      env: baseEnv({ KUBECONFIG: kc }),
+    });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toContain("cm://demo/nope");
+    expect(r.stderr.trimEnd().split("\n").at(-1)).toMatch(/^\s+remedy: \S/);
+  });
+
+  test("an unreachable server: the errno in words, a remedy, no client text", async () => {
+    const kc = await kubeconfig("https://127.0.0.1:1");
+    const r = await aicr(["validate", "-r", recipe, "-s", "cm://demo/nope", "--no-cluster"], {
+      env: baseEnv({ KUBECONFIG: kc }),
+    });
+    expect(r.code).toBe(6);
+    expect(r.stderr).toContain("cannot reach the Kubernetes API server");
+    expect(r.stderr).not.toContain("Is the computer able to access the url?");
+    expect(r.stderr.trimEnd().split("\n").at(-1)).toMatch(/^\s+remedy: \S/);
+  });
 });

@@ -61,6 +61,9 @@ describe("aicr completion", () => {
     // A global flag's value is not taken for the command.
     expect(complete(bash, ["aicr", "-n", "demo", "snap"])).toEqual(["snapshot"]);
     expect(complete(bash, ["aicr", "validate", "--rec"])).toEqual(["--recipe"]);
+    // Only the flags a command takes: render-rbac never contacts a cluster.
+    expect(complete(bash, ["aicr", "snapshot", "--kube"])).toEqual(["--kubeconfig"]);
+    expect(complete(bash, ["aicr", "render-rbac", "--kube"])).toEqual([]);
   });
 
   test("zsh (through bashcompinit) and fish scripts name the same commands", async () => {

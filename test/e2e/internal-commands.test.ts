@@ -5,10 +5,11 @@ import { aicr, baseEnv } from "./_aicr.ts";
 test("--help lists neither internal command; the public ones are all there", async () => {
   const r = await aicr(["--help"]);
   expect(r.code).toBe(0);
+  // A command's row starts two spaces in (a wrapped description line is indented further).
   for (const name of ["snapshot", "validate", "render-rbac", "cleanup-legacy", "image", "version"])
-    expect(r.stdout).toMatch(new RegExp(`^\\s+${name}\\b`, "m"));
-  expect(r.stdout).not.toMatch(/^\s+agent\b/m);
-  expect(r.stdout).not.toMatch(/^\s+validator\b/m);
+    expect(r.stdout).toMatch(new RegExp(`^ {2}${name}\\b`, "m"));
+  expect(r.stdout).not.toMatch(/^ {2}agent\b/m);
+  expect(r.stdout).not.toMatch(/^ {2}validator\b/m);
   const validate = await aicr(["validate", "--help"]);
   expect(validate.stdout).not.toContain("--validator");
 });

@@ -164,14 +164,14 @@ describe("render-rbac never contacts a cluster", () => {
     expect(r.code).toBe(0);
   });
 
-  test("with KUBECONFIG (and --kubeconfig) pointing at a live server: zero connections", async () => {
+  test("with KUBECONFIG pointing at a live server: zero connections (--kubeconfig is not a render-rbac flag)", async () => {
     const port = (server.address() as { port: number }).port;
     const kubeconfig = join(cwd, "kubeconfig");
     await Bun.write(
       kubeconfig,
       `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${port}"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
     );
-    const r = await aicr(["render-rbac", "sa", "-n", "ns", "-k", kubeconfig], {
+    const r = await aicr(["render-rbac", "sa", "-n", "ns"], {
       cwd,
       env: baseEnv({ KUBECONFIG: kubeconfig }),
     });

@@ -4,6 +4,8 @@ import { mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
+import { BACKENDS } from "../cluster/testbed.ts";
+import { useCluster } from "../support/cluster.ts";
 import { aicr, baseEnv, ROOT } from "./_aicr.ts";
 
 let cwd: string;
@@ -36,7 +38,7 @@ describe("aicr snapshot --local (compiled binary, this machine)", () => {
     expect(subtype(doc, "GPU", "smi")?.["gpu-count"]).toBe(0);
     expect(doc.measurements.some((m) => m.type === "SystemD")).toBe(true);
     expect(doc.measurements.some((m) => m.type === "K8s")).toBe(false);
-    expect(r.stderr).toContain("no cluster configured");
+    expect(r.stderr).toContain("no cluster read");
   });
 
   test("-t json prints the same document as JSON", async () => {
@@ -81,6 +83,41 @@ describe("aicr snapshot --local (compiled binary, this machine)", () => {
     expect((await readdir(cwd)).sort()).toEqual(["dir", "link"]);
   });
 });
+
+const CLUSTER_TEST_MS = 60_000;
+
+for (const backend of BACKENDS)
+  describe(`[${backend}] aicr snapshot --local next to a running cluster`, () => {
+    const cluster = useCluster(backend, { controllers: false });
+
+    test(
+      "KUBECONFIG set but no flag: this host only, no K8s measurement, and it says no cluster was read",
+      async () => {
+        const env = baseEnv({ KUBECONFIG: cluster().kubeconfigFor("admin") });
+        const r = await aicr(["snapshot", "--local"], { cwd, env });
+        expect(r.code, r.stderr).toBe(0);
+        const doc = parseSnapshot(r.stdout, "stdout");
+        expect(doc.measurements.some((m) => m.type === "K8s")).toBe(false);
+        expect(r.stderr).toContain("no cluster read");
+        expect(r.stderr).not.toContain(cluster().url);
+      },
+      CLUSTER_TEST_MS,
+    );
+
+    test(
+      "--kubeconfig <that file>: the K8s readings, and the server it read is named",
+      async () => {
+        const kc = cluster().kubeconfigFor("admin");
+        const r = await aicr(["snapshot", "--local", "--kubeconfig", kc], { cwd });
+        expect(r.code, r.stderr).toBe(0);
+        const doc = parseSnapshot(r.stdout, "stdout");
+        expect(doc.measurements.some((m) => m.type === "K8s")).toBe(true);
+        expect(r.stderr).toContain(`reading cluster ${cluster().url}`);
+        expect(r.stderr).not.toContain("no cluster read");
+      },
+      CLUSTER_TEST_MS,
+    );
+  });
 
 describe("aicr snapshot bad input: exit 2 before anything is collected", () => {
   const uris = [

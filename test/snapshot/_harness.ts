@@ -188,7 +188,7 @@ export const untilNoRunPods = (cluster: Cluster, namespace: string) =>
 export function writes(cluster: Cluster, since = 0): LoggedRequest[] {
   return cluster.log
     .mutatingRequests()
-    .filter((e) => e.seq > since && !e.path.includes("accessreviews") && e.query.dryRun !== "All");
+    .filter((e) => e.seq > since && !/reviews$/.test(e.path) && e.query.dryRun !== "All");
 }
 
 /** The activeDeadlineSeconds of every Job created in `namespace` since request `from`, from the request log. */

@@ -127,7 +127,7 @@ for (const backend of BACKENDS)
 
     /** Every cause is reported long before the 5-minute default timeout: a timeout here would be exit 5. */
     async function expectCleanedUp(ns: string, stderr: string): Promise<void> {
-      expect(stderr).toMatch(/cleaned up \([0-9.]+s\) deleted=6/); // the agent never wrote its staging ConfigMap
+      expect(stderr).toMatch(/cleaned up \([0-9.]+s; [0-9.]+s in all\) deleted=6/); // the agent never wrote its staging ConfigMap
       await untilNoRunObjects(cluster(), ns);
       await untilNoRunPods(cluster(), ns);
     }
@@ -277,6 +277,35 @@ for (const backend of BACKENDS)
           /\[TIMEOUT\] the agent did not finish within --timeout 1s: (following the log of pod \S+|waiting for the agent pod to start); (pod \S+ is|no pod of this run's Job was seen)/,
         );
         expect(r.stderr).toContain("cleaned up");
+        await untilNoRunObjects(cluster(), ns);
+        await untilNoRunPods(cluster(), ns);
+      },
+      TEST_MS,
+    );
+
+    test(
+      "while it waits, the run says for what, what it last saw and the time left (not a terminal: plain lines)",
+      async () => {
+        const ns = await freshNamespace(cluster(), "ff-progress");
+        const r = await runSnapshot(admin, ["-n", ns, "--image", HANGING_IMAGE, "--timeout", "3s"], {
+          AICR_PROGRESS_INTERVAL_MS: "200",
+        });
+        expect(r.code, r.stderr).toBe(5);
+        const lines = r.stderr.split("\n");
+        const timeoutAt = lines.findIndex((l) => l.includes("[TIMEOUT]"));
+        expect(timeoutAt, r.stderr).toBeGreaterThan(0);
+        // Waiting lines come before the TIMEOUT; one names the run's pod (pending or its agent running, quiet).
+        const waiting = lines.slice(0, timeoutAt).filter((l) => /; (\d+m)?\d+s left$/.test(l));
+        expect(waiting.length, r.stderr).toBeGreaterThan(0);
+        expect(
+          waiting.some((l) =>
+            /^(waiting for the agent pod to start: pod \S+ is|agent in pod \S+ running, quiet for)/.test(l),
+          ),
+          r.stderr,
+        ).toBe(true);
+        // Phase lines carry their own step's time and the run's.
+        expect(r.stderr).toMatch(/permissions checked \([0-9.]+s; [0-9.]+s in all\)/);
+        expect(r.stderr).not.toContain("\x1b"); // stderr is no terminal: no status-line escapes
         await untilNoRunObjects(cluster(), ns);
         await untilNoRunPods(cluster(), ns);
       },

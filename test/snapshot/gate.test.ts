@@ -65,17 +65,39 @@ for (const backend of BACKENDS)
         expect(r.code, r.stderr).toBe(4);
         expect(r.stderr).toContain("[UNAUTHORIZED]");
         const lines = missingLines(r.stderr);
-        expect(lines).toContain(
-          `the caller (your kubeconfig identity) cannot "get" serviceaccounts (namespace "${ns}")`,
-        );
-        expect(lines).toContain(
-          `the caller (your kubeconfig identity) cannot "create" jobs.batch (namespace "${ns}")`,
-        );
-        expect(lines).toContain(
-          `the caller (your kubeconfig identity) cannot "get" pods/log (namespace "${ns}")`,
-        );
+        expect(lines).toContain(`the caller "nobody" cannot "get" serviceaccounts (namespace "${ns}")`);
+        expect(lines).toContain(`the caller "nobody" cannot "create" jobs.batch (namespace "${ns}")`);
+        expect(lines).toContain(`the caller "nobody" cannot "get" pods/log (namespace "${ns}")`);
+        // Prefix mode is known without the ServiceAccount look-up: its checks are listed too.
+        expect(lines).toContain(`the caller "nobody" cannot "create" clusterroles.${RBAC} (cluster-wide)`);
+        expect(lines).toContain(`the caller "nobody" cannot "delete" roles.${RBAC} (namespace "${ns}")`);
+        expect(lines.length).toBeGreaterThan(13 + 10);
+        expect(lines.every((l) => l.startsWith('the caller "nobody" cannot'))).toBe(true);
+        expect(r.stderr).not.toContain("not evaluated");
+        expect(r.stderr).not.toContain("your kubeconfig identity");
+        expect(writes(cluster(), since)).toEqual([]);
+      },
+      TEST_MS,
+    );
+
+    test(
+      "--service-account-name and no ServiceAccount reads: the base permissions listed, the mode-dependent ones said to be unchecked",
+      async () => {
+        const ns = await freshNamespace(cluster(), "gate-none-sa");
+        cluster().addUser("nobody-sa", []);
+        const since = lastSeq(cluster());
+        const r = await runSnapshot(cluster().kubeconfigFor("nobody-sa"), [
+          "-n",
+          ns,
+          ...img,
+          "--service-account-name",
+          "wi",
+        ]);
+        expect(r.code, r.stderr).toBe(4);
+        const lines = missingLines(r.stderr);
+        expect(lines).toContain(`the caller "nobody-sa" cannot "get" serviceaccounts (namespace "${ns}")`);
         expect(lines.length).toBe(13);
-        expect(r.stderr).toContain("remaining, mode-specific permissions were not evaluated");
+        expect(r.stderr).toContain("cannot be checked and are not listed");
         expect(writes(cluster(), since)).toEqual([]);
       },
       TEST_MS,
@@ -92,19 +114,19 @@ for (const backend of BACKENDS)
         const lines = missingLines(r.stderr);
         for (const verb of ["create", "delete"]) {
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" serviceaccounts (namespace "${ns}")`,
+            `the caller "base-only" cannot "${verb}" serviceaccounts (namespace "${ns}")`,
           );
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" roles.${RBAC} (namespace "${ns}")`,
+            `the caller "base-only" cannot "${verb}" roles.${RBAC} (namespace "${ns}")`,
           );
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" rolebindings.${RBAC} (namespace "${ns}")`,
+            `the caller "base-only" cannot "${verb}" rolebindings.${RBAC} (namespace "${ns}")`,
           );
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" clusterroles.${RBAC} (cluster-wide)`,
+            `the caller "base-only" cannot "${verb}" clusterroles.${RBAC} (cluster-wide)`,
           );
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" clusterrolebindings.${RBAC} (cluster-wide)`,
+            `the caller "base-only" cannot "${verb}" clusterrolebindings.${RBAC} (cluster-wide)`,
           );
         }
         expect(r.stderr).toContain("--service-account-name <existing>");
@@ -135,7 +157,7 @@ for (const backend of BACKENDS)
         const lines = missingLines(r.stderr);
         for (const verb of ["get", "list"])
           expect(lines).toContain(
-            `the caller (your kubeconfig identity) cannot "${verb}" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
+            `the caller "rbac-writer" cannot "${verb}" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
           );
         expect(lines.some((l) => l.includes("the run's Role would be refused"))).toBe(false);
         expect(lines.some((l) => l.includes('cannot "create"'))).toBe(false);

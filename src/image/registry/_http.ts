@@ -24,7 +24,10 @@ export interface HttpRequest {
 export const cancelled = (signal: AbortSignal): AicrError =>
   signal.reason instanceof AicrError
     ? signal.reason
-    : new AicrError("CANCELED", "The push was cancelled", { cause: signal.reason });
+    : new AicrError("CANCELED", "The push was cancelled", {
+        remedy: "run the push again: blobs already there are skipped",
+        cause: signal.reason,
+      });
 
 export function makeFetch(o: HttpOptions): (url: URL, req: HttpRequest) => Promise<Response> {
   const tls = o.ca ? { ca: [...rootCertificates, o.ca] } : undefined;

@@ -51,7 +51,8 @@ export async function runValidationJobs(
     log: io.log,
     cleanup: o.cleanup,
     noun: "validation",
-    removeCommand: () => `kubectl delete clusterrole ${ctx.names.rbac}`,
+    removeCommand: () =>
+      `aicr runs delete ${identity.runId} -n ${o.namespace} (or: kubectl delete clusterrole ${ctx.names.rbac})`,
   });
   const create = scope.createOptions(io.signal);
   const results: CheckResult[] = [];

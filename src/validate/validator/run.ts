@@ -35,7 +35,10 @@ async function readData(client: KubeClient, namespace: string, name: string, wha
     name,
   });
   const key = pickDataKey(cm.data ?? {}, what);
-  if (!key) throw new AicrError("INTERNAL", `ConfigMap ${namespace}/${name} holds no ${what}.yaml`);
+  if (!key)
+    throw new AicrError("INTERNAL", `ConfigMap ${namespace}/${name} holds no ${what}.yaml`, {
+      remedy: "the run's data ConfigMap was changed while it ran: run aicr validate again",
+    });
   return cm.data?.[key] ?? "";
 }
 

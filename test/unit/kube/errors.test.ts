@@ -76,7 +76,9 @@ describe("KubeStatusError", () => {
     expect(err.message).toBe('reading ConfigMap demo/x: configmaps "x" not found');
     // What logs and `main` show is unchanged: the context keys and the text form.
     expect(err.context).toEqual({ status: 404, reason: "NotFound" });
-    expect(formatError(err)).toBe('[NOT_FOUND] reading ConfigMap demo/x: configmaps "x" not found: HTTP 404');
+    expect(formatError(err)).toBe(
+      '[NOT_FOUND] reading ConfigMap demo/x: configmaps "x" not found: HTTP 404\n  remedy: check the name and namespace (kubectl get shows what exists)',
+    );
   });
 
   test("field causes of an Invalid answer are kept", () => {
@@ -194,6 +196,44 @@ describe("predicates", () => {
     expect(isTransient(toAicrError(reset, "creating ConfigMap demo/x"))).toBe(true);
     expect(isTransient(toAicrError(new NoAnswerError(30_000), "creating ConfigMap demo/x"))).toBe(false);
     expect(isTransient(new Error("boom"))).toBe(false);
+  });
+});
+
+describe("toAicrError: the operator's words, a remedy on every one", () => {
+  const doing = "reading ConfigMap demo/x";
+  test("an unreachable server: the errno in words, not the HTTP client's text", () => {
+    const refused = Object.assign(new Error("Unable to connect. Is the computer able to access the url?"), {
+      code: "ConnectionRefused",
+    });
+    const text = formatError(toAicrError(refused, doing, "https://10.0.0.1:6443"));
+    expect(text).toContain(
+      "cannot reach the Kubernetes API server at https://10.0.0.1:6443 (connection refused)",
+    );
+    expect(text).not.toContain("Is the computer");
+    expect(text).toMatch(/\n {2}remedy: \S/);
+  });
+  test("an untrusted certificate: its reason said once", () => {
+    const tls = Object.assign(new Error("unable to verify the first certificate"), {
+      code: "UNABLE_TO_VERIFY_LEAF_SIGNATURE",
+    });
+    const text = formatError(toAicrError(tls, doing));
+    expect(text.match(/unable to verify the first certificate/g)).toHaveLength(1);
+    expect(text).toMatch(/\n {2}remedy: .*certificate-authority-data/);
+  });
+  test("every answer status, an unknown failure and a cancel carry a remedy", () => {
+    for (const [code, reason] of [
+      [400, "BadRequest"],
+      [403, "Forbidden"],
+      [404, "NotFound"],
+      [409, "Conflict"],
+      [422, "Invalid"],
+      [429, "TooManyRequests"],
+      [500, "InternalError"],
+      [503, "ServiceUnavailable"],
+    ] as const)
+      expect(decoded(answer(code, status(code, reason, "m"))).remedy).toBeString();
+    expect(toAicrError(new Error("boom"), doing).remedy).toBeString();
+    expect(toAicrError(new DOMException("aborted", "AbortError"), doing).remedy).toBeString();
   });
 });
 

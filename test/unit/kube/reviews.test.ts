@@ -6,7 +6,14 @@
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../../src/core/errors.ts";
 import { KubeClient } from "../../../src/kube/client.ts";
-import { type AccessCheck, deniedChecks, describeMissing, reviewAll } from "../../../src/kube/reviews.ts";
+import {
+  type AccessCheck,
+  CALLER,
+  callerNamed,
+  deniedChecks,
+  describeMissing,
+  reviewAll,
+} from "../../../src/kube/reviews.ts";
 import { resource } from "../../cluster/resources.ts";
 import { CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../../cluster/testbed.ts";
 
@@ -332,4 +339,26 @@ describe("describeMissing", () => {
       `the caller (your kubeconfig identity) cannot "get" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
     );
   });
+
+  test("the caller by the name the apiserver knows it by, else the generic wording", () => {
+    const who = callerNamed("system:serviceaccount:demo:limited");
+    expect(describeMissing(GET_LOG, { who })).toBe(
+      'the caller "system:serviceaccount:demo:limited" cannot "get" pods/log (namespace "demo")',
+    );
+    expect(callerNamed(undefined)).toBe(CALLER);
+    expect(callerNamed("")).toBe(CALLER);
+  });
+});
+
+describe("whoAmI (SelfSubjectReview)", () => {
+  test(
+    "the authenticated username, asked once with one POST",
+    async () => {
+      const before = cluster.log.entries.length;
+      expect(await connect("reader").whoAmI()).toBe("reader");
+      const sent = cluster.log.entries.slice(before).map((e) => `${e.method} ${e.path}`);
+      expect(sent).toEqual(["POST /apis/authentication.k8s.io/v1/selfsubjectreviews"]);
+    },
+    TEST_MS,
+  );
 });

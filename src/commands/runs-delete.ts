@@ -1,0 +1,86 @@
+import { AicrError } from "../core/errors.ts";
+import { askYesNo, isInteractive } from "../legacy/confirm.ts";
+import { checkRunIds, deleteRuns, deleteRunsDocument, deleteVerdict } from "../runs/delete.ts";
+import { defineAicrCommand } from "./_define.ts";
+import { allNamespacesArg, runsScope } from "./_runs-scope.ts";
+
+/** aicr runs delete: removes stale runs by their anchor (UID-pinned), the garbage collector takes the rest. */
+export default defineAicrCommand({
+  name: "delete",
+  group: "runs",
+  announceRun: false,
+  description: "Delete stale runs: each run's anchor ClusterRole (UID-pinned) and any object it does not own",
+  examples: [
+    "aicr runs delete 20260101-120000-0123456789abcdef -n gpu-operator --dry-run",
+    "aicr runs delete 20260101-120000-0123456789abcdef -n gpu-operator --yes -o json",
+  ],
+  transport: "remote",
+  args: {
+    run: {
+      type: "positional",
+      description: "Run ID(s) to delete, one or more (see aicr runs list)",
+      valueHint: "run-id…",
+      required: false,
+      variadic: true,
+    },
+    "all-namespaces": allNamespacesArg,
+    yes: { type: "boolean", alias: "y", description: "Delete without asking (required without a terminal)" },
+    "dry-run": { type: "boolean", description: "Print the plan; delete nothing" },
+    force: { type: "boolean", description: "Also delete a run whose Job is still active" },
+    output: {
+      type: "string",
+      alias: "o",
+      description: "json: print the plan (dry run) or the receipt on stdout",
+      valueHint: "json",
+    },
+  },
+  async run(ctx, args) {
+    const ids = checkRunIds((args._ ?? []).map(String));
+    const output = args.output ?? "text";
+    if (output !== "text" && output !== "json") {
+      throw new AicrError(
+        "INVALID_REQUEST",
+        `invalid --output ${JSON.stringify(output)}: expected "json" or "text"`,
+        {
+          remedy: "pass -o json for the plan or receipt on stdout, or omit -o",
+          context: { field: "--output", value: output },
+        },
+      );
+    }
+    const scope = runsScope(args, ctx.env);
+    const dryRun = Boolean(args["dry-run"]);
+    const yes = Boolean(args.yes);
+    if (!dryRun && !yes && !isInteractive()) {
+      throw new AicrError(
+        "INVALID_REQUEST",
+        "refusing to delete without confirmation: there is no terminal to ask on and --yes was not given",
+        {
+          remedy: "pass --yes to delete unattended, or --dry-run to only print the plan; nothing was deleted",
+          context: { field: "--yes" },
+        },
+      );
+    }
+    const client = await ctx.transport.connect();
+    if (!client) throw new AicrError("INTERNAL", "the remote transport returned no cluster client");
+    const result = await deleteRuns(client, {
+      ids,
+      scope,
+      dryRun,
+      yes,
+      force: Boolean(args.force),
+      log: ctx.log,
+      signal: ctx.signal,
+      confirm: (runs, objects) =>
+        askYesNo(
+          `Delete ${runs} run(s) (${objects} object(s); the garbage collector takes the rest)? [y/N] `,
+          ctx.signal,
+        ),
+    });
+    if (output === "json")
+      process.stdout.write(`${JSON.stringify(deleteRunsDocument(result, dryRun), null, 2)}\n`);
+    const failure = deleteVerdict(result);
+    if (failure) throw failure;
+    if (result.stage === "receipt")
+      ctx.log.info(`deleted ${ids.length} run(s); the garbage collector removes what their anchors owned`);
+  },
+});
