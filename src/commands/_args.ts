@@ -1,4 +1,5 @@
 import type { ArgsDef } from "citty";
+import { AicrError } from "../core/errors.ts";
 import { contextNamespace } from "../kube/config.ts";
 
 /** Flags every command shares, declared once and spread into each command's args. */
@@ -22,6 +23,11 @@ export const globalArgs = {
     valueHint: "namespace",
   },
   debug: { type: "boolean", description: "Log debug detail" },
+  v: {
+    type: "string",
+    description: "Log verbosity as kubectl reads it (-v=4 and above: debug detail, as --debug)",
+    valueHint: "level",
+  },
   "log-json": { type: "boolean", description: "Log one JSON object per line on stderr" },
   "run-id": {
     type: "string",
@@ -51,4 +57,19 @@ export function resolveNamespace(
   if (flag !== undefined && flag !== "") return flag;
   if (env.AICR_NAMESPACE) return env.AICR_NAMESPACE;
   return contextNamespace({ kubeconfig: kube.kubeconfig, context: kube.context, env }) || "default";
+}
+
+/** `-v`/`--v` as kubectl reads it: a level 0–10; 4 and above log debug detail. */
+export function verbosity(value: string | undefined): number {
+  if (value === undefined) return 0;
+  if (!/^(10|[0-9])$/.test(value))
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `invalid -v ${JSON.stringify(value)}: expected a level from 0 to 10`,
+      {
+        remedy: "write -v=4 (or --debug) for debug detail, as kubectl reads -v",
+        context: { field: "-v", value },
+      },
+    );
+  return Number(value);
 }

@@ -1,7 +1,7 @@
 import { type ArgsDef, type CommandDef, type CommandMeta, defineCommand, type ParsedArgs } from "citty";
 import { createRunContext, type RunContext } from "../run/context.ts";
 import type { TransportName } from "../transport/types.ts";
-import { globalArgs } from "./_args.ts";
+import { globalArgs, verbosity } from "./_args.ts";
 
 export interface CliData {
   signal: AbortSignal;
@@ -72,7 +72,7 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
         signal,
         flags: {
           runId: parsed["run-id"],
-          debug: parsed.debug,
+          debug: parsed.debug || verbosity(parsed.v) >= 4,
           logJson: parsed["log-json"],
           kubeconfig: parsed.kubeconfig,
           context: parsed.context,

@@ -4,6 +4,8 @@
  * SIGTERM stops everything.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseSnapshot } from "../../../src/snapshot/schema.ts";
 import { KUBERNETES_VERSION } from "../../control-plane/build.ts";
@@ -60,6 +62,7 @@ for (const backend of BACKENDS) {
     let out: ReturnType<typeof collect>;
     let err: ReturnType<typeof collect>;
     let kubeconfig: string;
+    const tmp = mkdtempSync(join(tmpdir(), "aicr-standalone-"));
     /** A check the fake cannot pass (the reason is given where it is used); it runs on the real apiserver. */
     const realOnly = test.skipIf(backend === "fake");
 
@@ -89,6 +92,8 @@ for (const backend of BACKENDS) {
         stdout: "pipe",
         stderr: "pipe",
         stdin: "ignore",
+        // Its own temporary directory: what it leaves after stopping is then plain to see.
+        env: { ...process.env, TMPDIR: tmp },
       }) as typeof proc;
       out = collect(proc.stdout);
       err = collect(proc.stderr as ReadableStream<Uint8Array>);
@@ -215,11 +220,14 @@ for (const backend of BACKENDS) {
     );
 
     test(
-      "SIGTERM stops it: exit 0",
+      "SIGTERM stops it: exit 0, and its temporary directory is left empty (no CA key, kubeconfig or data)",
       async () => {
         proc.kill("SIGTERM");
         expect(await proc.exited).toBe(0);
         expect(out.text()).toContain("# SIGTERM: stopping");
+        // Nothing left behind: no PKI (the CA key), no kubeconfigs, no etcd data.
+        await until(() => readdirSync(tmp).length === 0, `${tmp} empty after the stop`, 30_000);
+        rmSync(tmp, { recursive: true, force: true });
       },
       LONG,
     );
