@@ -168,6 +168,7 @@ export default defineAicrCommand({
       signal: ctx.signal,
       runId: ctx.runId,
       invocationId: ctx.invocationId,
+      statusLine: !ctx.logJson,
       checkRunId: ctx.runIdGiven,
       delivered: dest.kind === "configmap" ? dest.ref : undefined,
     });

@@ -40,12 +40,11 @@ export function formatQuiet(o: { what: string; quietMs: number; leftMs: number }
 }
 
 /**
- * The single updating status line's sink: stderr when it is a terminal that takes escapes and the
- * command line did not ask for JSON lines (--log-json). Otherwise none: waiting lines are log lines.
+ * The single updating status line's sink: stderr when it is a terminal that takes escapes. Otherwise
+ * none: waiting lines are log lines. (The caller asks for it only when its log is not JSON lines.)
  */
 export function terminalStatus(): ((chunk: string) => void) | undefined {
   if (!process.stderr.isTTY || process.env.TERM === "dumb") return undefined;
-  if (process.argv.includes("--log-json")) return undefined;
   return (chunk) => void process.stderr.write(chunk);
 }
 

@@ -49,8 +49,8 @@ export interface CollectSnapshotOptions extends SnapshotOptions {
   /** How often a wait says what it waits for; default: AICR_PROGRESS_INTERVAL_MS, else 10 s. */
   progressIntervalMs?: number | undefined;
   /**
-   * Waiting lines as one updating line on stderr. Default: a `log` was given, stderr is a terminal
-   * and --log-json is not on the command line.
+   * Waiting lines as one updating line on stderr when it is a terminal (the CLI asks for it unless
+   * its log is JSON lines). Default: off, so a library caller's log gets plain waiting lines.
    */
   statusLine?: boolean | undefined;
 }
@@ -214,7 +214,7 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
     log,
     remainingMs: () => deadline.remainingMs(),
     intervalMs: options.progressIntervalMs,
-    status: (options.statusLine ?? options.log !== undefined) ? terminalStatus() : undefined,
+    status: options.statusLine ? terminalStatus() : undefined,
   });
   const ctx = { client, log: progress.log, signal: deadline.signal };
   progress.wait("checking permissions");

@@ -13,6 +13,8 @@ export interface RunContext {
   readonly command: string;
   readonly version: string;
   readonly log: Logger;
+  /** The log is JSON lines (--log-json, or the agent's pod): no terminal status line then. */
+  readonly logJson: boolean;
   /** Aborted by the first SIGINT/SIGTERM: stop waiting, let cleanup run. */
   readonly signal: AbortSignal;
   readonly transport: Transport;
@@ -47,9 +49,10 @@ export function createRunContext(options: RunContextOptions): RunContext {
   // Validated before anything else happens, including the first log line.
   const runId = resolveRunId({ flag: options.flags.runId, env: env.AICR_RUN_ID });
   lastRunId = runId;
+  // In the agent's pod the log is the remote side's data stream: always JSON lines.
+  const logJson = Boolean(options.flags.logJson) || options.transport === "in-cluster";
   const log = createLogger({
-    // In the agent's pod the log is the remote side's data stream: always JSON lines.
-    json: Boolean(options.flags.logJson) || options.transport === "in-cluster",
+    json: logJson,
     debug: Boolean(options.flags.debug),
     // Every JSON line of the run says which run it belongs to.
     fields: { runId },
@@ -66,6 +69,7 @@ export function createRunContext(options: RunContextOptions): RunContext {
     command: options.command,
     version: VERSION,
     log,
+    logJson,
     signal: options.signal,
     transport: createTransport(options.transport, {
       kubeconfig: options.flags.kubeconfig,
