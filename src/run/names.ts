@@ -4,6 +4,8 @@ import { dns1123SubdomainProblems, MAX_LABEL_LENGTH } from "../core/names.ts";
 /** Default prefix for every user-settable name; the rest are fixed prefixes. */
 export const NAME_BASE = "aicr";
 export const CLUSTER_ROLE_PREFIX = "aicr-node-reader";
+/** validate's ServiceAccount, ClusterRole and bindings: `aicr-validator-<runID>`. */
+export const VALIDATOR_PREFIX = "aicr-validator";
 /** Not `aicr-snapshot-`: validate names its own data ConfigMap `aicr-snapshot-<runID>`. */
 export const STAGING_PREFIX = "aicr-agent-snapshot";
 

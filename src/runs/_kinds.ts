@@ -1,5 +1,5 @@
 /** The kinds a run creates (pods through its Job), read by label with list calls only. */
-import { CLUSTER_ROLE_PREFIX, nameWithRunId } from "../run/names.ts";
+import { CLUSTER_ROLE_PREFIX, nameWithRunId, VALIDATOR_PREFIX } from "../run/names.ts";
 
 export interface RunKind {
   apiVersion: string;
@@ -19,9 +19,6 @@ export const RUN_KINDS: readonly RunKind[] = [
   { apiVersion: "v1", kind: "Pod", namespaced: true },
   { apiVersion: "v1", kind: "ConfigMap", namespaced: true },
 ];
-
-/** validate's ClusterRole prefix (validate/jobs/_objects.ts names it so; snapshot's is CLUSTER_ROLE_PREFIX). */
-const VALIDATOR_PREFIX = "aicr-validator";
 
 /** The names a run's anchor ClusterRole can have: snapshot's agent, validate's validators. */
 export const anchorNames = (runId: string): string[] =>

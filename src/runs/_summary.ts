@@ -1,7 +1,7 @@
 /** Pure: the objects read by label, grouped into runs (age, command, Job state, live pod, anchors). */
 import { LABEL } from "../core/labels.ts";
 import { RUN_ID_PATTERN } from "../run/run-id.ts";
-import { anchorNames } from "./_kinds.ts";
+import { anchorNames, RUN_KINDS } from "./_kinds.ts";
 import type { JobState, RunObject, RunView } from "./types.ts";
 
 /** An object as a list returns it: only the fields this module reads. */
@@ -81,16 +81,8 @@ const toRunObject = (o: Listed): RunObject => ({
   created: o.metadata?.creationTimestamp,
 });
 
-const KIND_ORDER = [
-  "ClusterRole",
-  "ClusterRoleBinding",
-  "ServiceAccount",
-  "Role",
-  "RoleBinding",
-  "Job",
-  "Pod",
-  "ConfigMap",
-];
+/** Listed in the order a run creates them (RUN_KINDS). */
+const KIND_ORDER = RUN_KINDS.map((k) => k.kind);
 const byKindThenName = (a: RunObject, b: RunObject): number =>
   KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind) ||
   (a.namespace ?? "").localeCompare(b.namespace ?? "") ||

@@ -20,7 +20,7 @@ import {
   serviceAccountSubject,
 } from "../../rbac/objects.ts";
 import { type RunIdentity, runLabels } from "../../run/labels.ts";
-import { nameWithRunId } from "../../run/names.ts";
+import { nameWithRunId, VALIDATOR_PREFIX } from "../../run/names.ts";
 import { VALIDATOR_CLUSTER_RULES, VALIDATOR_ENV } from "../_catalog.ts";
 import type { Phase } from "../recipe.ts";
 
@@ -38,7 +38,7 @@ export interface ValidationNames {
 }
 
 export const validationNames = (runId: string): ValidationNames => ({
-  rbac: nameWithRunId("aicr-validator", runId),
+  rbac: nameWithRunId(VALIDATOR_PREFIX, runId),
   snapshotConfigMap: nameWithRunId("aicr-snapshot", runId),
   recipeConfigMap: nameWithRunId("aicr-recipe", runId),
 });
