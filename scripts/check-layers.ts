@@ -22,7 +22,7 @@ const LAYERS: string[][] = [
   ["main.ts", "index.ts"],
   ["cli.ts"],
   ["commands"],
-  ["remote", "agent", "validate", "legacy", "runs", "image"],
+  ["remote", "agent", "validate", "legacy", "runs", "image", "diff"],
   ["rbac", "collect", "snapshot", "run"],
   ["transport"],
   ["kube"],
@@ -34,7 +34,11 @@ const PURE = [
   /^image\/_?(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
   /^image\/registry\/_?(reference|plan|challenge)\.ts$/,
   /^run\/run-id\.ts$/,
-  /^snapshot\/_?(build|schema|cm-uri|configmap)\.ts$/,
+  /^snapshot\/_?(build|schema|cm-uri|configmap|providers|table|template)\.ts$/,
+  /^diff\/(paths|compare|glob|report)\.ts$/,
+  /^collect\/_network-(group|readings|cluster)\.ts$/,
+  /^commands\/_config-flags\.ts$/,
+  /^core\/versions\.ts$/,
 ];
 const IO_MODULES = /^(node:)?(fs|fs\/promises|child_process|net|http|https|tls|dgram)$/;
 

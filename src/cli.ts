@@ -1,6 +1,6 @@
 import { type ArgDef, type ArgsDef, type CommandDef, runCommand } from "citty";
 import { globalArgs } from "./commands/_args.ts";
-import { normalizeArgv } from "./commands/_argv.ts";
+import { flagValues, normalizeArgv } from "./commands/_argv.ts";
 import {
   type CompletionFlag,
   type CompletionModel,
@@ -44,6 +44,10 @@ export const COMMANDS: Record<string, Entry> = {
   validate: {
     description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
     load: lazy(() => import("./commands/validate.ts")),
+  },
+  diff: {
+    description: "Compare two snapshots reading by reading: added, removed and changed readings (drift)",
+    load: lazy(() => import("./commands/diff.ts")),
   },
   "cleanup-legacy": {
     description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
@@ -325,6 +329,9 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
   if (wantsHelp) return io.stdout(await usage(cmd, shown));
   const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
   rest = normalizeArgv(path, rest, args);
+  // --config: the file's values become flags absent from the command line (commands/_config-file.ts).
+  if (flagValues(rest, "config").length)
+    rest = (await import("./commands/_config-file.ts")).applyConfigFile(path, rest, args);
   try {
     await runCommand(cmd, { rawArgs: rest, data: { signal: io.signal } satisfies CliData });
   } catch (err) {

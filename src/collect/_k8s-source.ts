@@ -27,6 +27,13 @@ export interface ServerVersionInfo {
   goVersion?: string | undefined;
 }
 
+/** A custom object as read: only metadata, spec and status, all left open. */
+export interface CustomObject {
+  metadata?: { name?: string; namespace?: string };
+  spec?: Record<string, unknown>;
+  status?: Record<string, unknown>;
+}
+
 export interface ClusterReader {
   /** Discovery `/version`. */
   serverVersion(options: ReadOptions): Promise<ServerVersionInfo>;
@@ -36,6 +43,10 @@ export interface ClusterReader {
   /** Every object of kind ClusterPolicy, whatever its API group (found by discovery); [] when none is served. */
   listClusterPolicies(options: ReadOptions): Promise<ClusterPolicy[]>;
   listNodesPage(options: PageOptions): Promise<Page<Json<V1Node>>>;
+  /** NicDevice objects (configuration.net.nvidia.com) in every namespace; [] when the API is not served. */
+  listNicDevices?(options: ReadOptions): Promise<CustomObject[]>;
+  /** NicClusterPolicy objects (mellanox.com); [] when the API is not served. */
+  listNicClusterPolicies?(options: ReadOptions): Promise<CustomObject[]>;
 }
 
 /** Page size for pod and node lists, as the reference uses. */

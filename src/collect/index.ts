@@ -5,23 +5,26 @@ import type { MeasurementType } from "../snapshot/schema.ts";
 import { collectGpu } from "./_gpu.ts";
 import { collectK8s } from "./_k8s.ts";
 import type { ClusterReader } from "./_k8s-source.ts";
+import { collectNetwork, networkRequested } from "./_network.ts";
 import { collectOs } from "./_os.ts";
 import { collectSystemd } from "./_systemd.ts";
 import { collectTopology } from "./_topology.ts";
 import { type CollectorOptions, type Env, errorText, type Measurement } from "./_types.ts";
 
 export type { ClusterReader } from "./_k8s-source.ts";
+export { type ClusterConfig, checkClusterConfigFile, MAX_CLUSTER_CONFIG_BYTES } from "./_network-config.ts";
 
-/** Per-collector time limits (ms): 10 s for node collectors, 60 s for K8s, 90 s for topology paging. */
+/** Per-collector time limits (ms): 10 s for node collectors, 60 s for K8s and NetworkTopology, 90 s for topology paging. */
 export const DEFAULT_TIMEOUTS: Readonly<Record<CollectedType, number>> = {
   K8s: 60_000,
   GPU: 10_000,
   OS: 10_000,
   SystemD: 10_000,
   NodeTopology: 90_000,
+  NetworkTopology: 60_000,
 };
 
-type CollectedType = Exclude<MeasurementType, "NetworkTopology">;
+type CollectedType = MeasurementType;
 
 export interface CollectAllOptions {
   hostRoot: string;
@@ -41,16 +44,27 @@ export function hostRootFromEnv(env: Env): string {
   return env.AICR_HOST_ROOT || "/";
 }
 
-type Run = (options: CollectorOptions) => Promise<Measurement>;
+/** Undefined: nothing to report (NetworkTopology on a host without NICs), not a failure. */
+type Run = (options: CollectorOptions) => Promise<Measurement | undefined>;
 
 function plan(options: CollectAllOptions): [CollectedType, Run][] {
   const steps: [CollectedType, Run][] = [];
   const { cluster } = options;
   if (cluster) steps.push(["K8s", (o) => collectK8s({ ...o, cluster, nodeName: options.nodeName })]);
-  steps.push(["GPU", collectGpu], ["OS", collectOs], ["SystemD", collectSystemd]);
+  steps.push(
+    ["GPU", collectGpu],
+    ["OS", collectOs],
+    // AICR_OS=talos reads SystemD from this node's Node object (no systemd access there).
+    ["SystemD", (o) => collectSystemd({ ...o, cluster, nodeName: options.nodeName })],
+  );
   if (cluster) {
     const maxNodesPerEntry = options.maxNodesPerEntry ?? 0;
     steps.push(["NodeTopology", (o) => collectTopology({ ...o, cluster, maxNodesPerEntry })]);
+  }
+  const network = networkRequested(options.env);
+  if (network.discover || network.clusterConfigPath) {
+    const nodeName = options.nodeName;
+    steps.push(["NetworkTopology", (o) => collectNetwork({ ...o, ...network, cluster, nodeName })]);
   }
   return steps;
 }
@@ -58,7 +72,7 @@ function plan(options: CollectAllOptions): [CollectedType, Run][] {
 /**
  * Runs every applicable collector concurrently, each under its own timeout. A collector that fails
  * or times out is logged with its name and cause and left out — never fatal. Measurements come back
- * in a stable type order: K8s, GPU, OS, SystemD, NodeTopology. Only cancelling `signal` is an error.
+ * in a stable type order: K8s, GPU, OS, SystemD, NodeTopology, NetworkTopology. Only cancelling `signal` is an error.
  */
 export async function collectAll(options: CollectAllOptions): Promise<Measurement[]> {
   const parent = options.signal ?? new AbortController().signal;
@@ -90,5 +104,5 @@ export async function collectAll(options: CollectAllOptions): Promise<Measuremen
       remedy: "Run the command again and let it finish.",
     });
   }
-  return settled.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+  return settled.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
 }

@@ -158,3 +158,19 @@ export function flagBoolean(argv: readonly string[], key: string): boolean | str
   }
   return value;
 }
+
+/**
+ * The declared keys of the flags normalized argv gives, whatever the spelling (alias, `--no-x`,
+ * `--x=<v>`); nothing after `--` counts. What a config file may still supply is every other flag.
+ */
+export function givenFlags(argv: readonly string[], args: ArgsDef): Set<string> {
+  const known = spellings(args);
+  const given = new Set<string>();
+  for (const arg of argv) {
+    if (arg === "--") break;
+    if (!arg.startsWith("-") || arg === "-") continue;
+    const spelling = known.get(arg.replace(/^--?/, "").split("=")[0] ?? "");
+    if (spelling) given.add(spelling.key);
+  }
+  return given;
+}

@@ -23,6 +23,15 @@ export function commandGlobals(cluster: boolean): ArgsDef {
   return rest satisfies OfflineGlobals;
 }
 
+/** `--config <file>` as a command that takes one declares it (only the flag: _config-file.ts reads it). */
+export const configArg = (command: string): ArgsDef => ({
+  config: {
+    type: "string",
+    description: `AICRConfig file (YAML or JSON): spec.${command} gives flags values; flags given here win, a repeatable one's replace the file's (examples/aicr-config.yaml)`,
+    valueHint: "file",
+  },
+});
+
 /**
  * A command in aicr's shape: the global flags are spread in, and `run` receives the one run context
  * this invocation creates, built from those flags.
@@ -46,6 +55,11 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
    * line on stderr (the run ID still exists, at debug level).
    */
   announceRun?: boolean;
+  /**
+   * true: the command takes `--config <file>`, an AICRConfig document whose `spec.<name>` section
+   * gives its flags values (read by cli.ts through commands/_config-file.ts before citty parses argv).
+   */
+  config?: boolean;
   args: A;
   /** The transport, fixed or chosen from the flags and environment (e.g. agent mode). */
   transport: TransportName | ((args: ParsedArgs<WithGlobals<A>>, env: NodeJS.ProcessEnv) => TransportName);
@@ -58,7 +72,7 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
       return [name, description ? { ...arg, description } : arg];
     }),
   );
-  const args = { ...def.args, ...globals } as WithGlobals<A>;
+  const args = { ...def.args, ...(def.config ? configArg(def.name) : {}), ...globals } as WithGlobals<A>;
   const meta: AicrMeta = { name: def.name, description: def.description, examples: def.examples };
   return defineCommand({
     meta,

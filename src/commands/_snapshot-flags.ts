@@ -2,9 +2,10 @@ import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
 import { quantityValue } from "../core/quantity.ts";
 import { DEFAULT_IMAGE } from "../core/version.ts";
-import { DEFAULT_TIMEOUT_MS, OS_FAMILIES, type SnapshotRunOptions } from "../remote/options.ts";
+import { DEFAULT_TIMEOUT_MS, type SnapshotRunOptions } from "../remote/options.ts";
 import { parseDestination } from "../snapshot/deliver.ts";
-import { SNAPSHOT_FORMATS, type SnapshotFormat } from "../snapshot/serialize.ts";
+import type { Presentation } from "../snapshot/render.ts";
+import { type PresentationFlags, resolveOs, resolvePresentation } from "./_node.ts";
 import {
   badFlag,
   parseBool,
@@ -16,10 +17,9 @@ import {
 } from "./_parse.ts";
 
 /** The raw inputs of `aicr snapshot` in remote mode (from a jump host): flags, then their environment fallbacks. */
-export interface SnapshotFlags {
+export interface SnapshotFlags extends PresentationFlags {
   namespace: string;
   output?: string | undefined;
-  format?: string | undefined;
   image?: string | undefined;
   imagePullSecrets: string[];
   jobName?: string | undefined;
@@ -39,13 +39,31 @@ export interface SnapshotFlags {
   debug?: boolean | undefined;
   /** Write into an existing cm:// target that aicr did not write. */
   overwrite?: boolean | string | undefined;
+  /** Local mode only: refused here. */
+  clusterConfig?: string | undefined;
 }
+
+/** The run's options, and how the CLI shows the returned document (-t table, --template). */
+export type ResolvedSnapshotFlags = SnapshotRunOptions & {
+  /** Absent: the agent's YAML as written. */
+  presentation?: Presentation | undefined;
+};
 
 /** Every value checked before the first request; an error names the flag, the value and the form. */
 export function resolveSnapshotOptions(
   f: SnapshotFlags,
   env: Readonly<Record<string, string | undefined>>,
-): SnapshotRunOptions {
+): ResolvedSnapshotFlags {
+  if (f.clusterConfig !== undefined)
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `--cluster-config ${JSON.stringify(f.clusterConfig)} is read only by a local collection: the agent's pod cannot see this host's file`,
+      {
+        remedy:
+          "run `aicr snapshot --local --cluster-config <file>` on the node itself, or use --discover-network with the agent Job",
+        context: { field: "--cluster-config", value: f.clusterConfig },
+      },
+    );
   const nsProblems = dns1123LabelProblems(f.namespace);
   if (nsProblems.length > 0)
     throw badFlag("--namespace", f.namespace, `a namespace name (DNS-1123 label: ${nsProblems.join("; ")})`);
@@ -60,11 +78,10 @@ export function resolveSnapshotOptions(
       },
     );
   }
-  const format = (f.format ?? "yaml") as SnapshotFormat;
-  if (!SNAPSHOT_FORMATS.includes(format)) throw badFlag("--format", f.format ?? "", "yaml or json");
-  if (destination.kind === "configmap" && format !== "yaml") {
-    throw badFlag("--format", format, "yaml with a cm:// output (the agent writes YAML there)");
+  if (destination.kind === "configmap" && f.format === "json") {
+    throw badFlag("--format", f.format, "yaml with a cm:// output (the agent writes YAML there)");
   }
+  const { format, presentation, providerReadings } = resolvePresentation(f, destination);
   const requireGpu = parseBool("--require-gpu", f.requireGpu ?? env.AICR_REQUIRE_GPU, false);
   const runtimeClassName = f.runtimeClass || env.AICR_RUNTIME_CLASS || undefined;
   if (requireGpu && runtimeClassName) {
@@ -78,9 +95,7 @@ export function resolveSnapshotOptions(
       },
     );
   }
-  const os = f.os || env.AICR_OS || undefined;
-  if (os !== undefined && !OS_FAMILIES.includes(os))
-    throw badFlag("--os", os, `one of ${OS_FAMILIES.join(", ")}`);
+  const os = resolveOs(f.os || env.AICR_OS);
   const image = f.image || env.AICR_IMAGE || DEFAULT_IMAGE;
   if (/\s/.test(image) || image.length > 512)
     throw badFlag("--image", image, "an image reference such as ghcr.io/nvidia/aicr:v1.0.0");
@@ -122,6 +137,8 @@ export function resolveSnapshotOptions(
     debug: Boolean(f.debug),
     autoTarget: !nodeSelector && !requireGpu && !runtimeClassName,
     overwrite: parseBool("--overwrite", f.overwrite, false),
+    providerReadings: providerReadings.length > 0 ? providerReadings : undefined,
+    presentation: presentation.kind === "yaml" ? undefined : presentation,
   };
 }
 

@@ -1,15 +1,17 @@
 import { AicrError } from "../core/errors.ts";
 import { checkFileDestination } from "../core/files.ts";
-import { isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
+import { runNames } from "../run/names.ts";
+import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
 import {
   CAPTURE_JOB_PREFIX,
   DEFAULT_VALIDATE_NAMESPACE,
   DEFAULT_VALIDATE_TIMEOUT_MS,
+  type PodPlacement,
   type Source,
   type ValidateOptions,
 } from "../validate/options.ts";
 import { PHASES, type Phase } from "../validate/recipe.ts";
-import { badFlag, parseDuration } from "./_parse.ts";
+import { badFlag, parseDuration, parseKeyValue, parseToleration } from "./_parse.ts";
 import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
 
 /** The raw inputs of `aicr validate` (the remote side). */
@@ -29,6 +31,98 @@ export interface ValidateFlags {
   image?: string | undefined;
   timeout?: string | undefined;
   noCleanup?: boolean | undefined;
+  /** The live capture's agent: exact-if-exists, else a name prefix. */
+  serviceAccountName?: string | undefined;
+  /** The live capture's Job prefix (default aicr-validate). */
+  jobName?: string | undefined;
+  /** The capture agent and the validator pods. */
+  nodeSelectors?: string[] | undefined;
+  tolerations?: string[] | undefined;
+  imagePullSecrets?: string[] | undefined;
+  /** The live capture's agent requests one GPU. */
+  requireGpu?: boolean | string | undefined;
+  /** Cloud node-pool dumps merged into the live capture (never into a given --snapshot). */
+  okeAddons?: string | undefined;
+  aksGpuPools?: string | undefined;
+  gkeGpuPools?: string | undefined;
+}
+
+/** Any run ID has this length (run/run-id.ts): names are checked with it before the run has one. */
+const SAMPLE_RUN_ID = "00000000-000000-0000000000000000";
+
+const SECRET_NAME = /^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$/;
+
+/** --node-selector, --toleration, --image-pull-secret: the same forms as aicr snapshot's. */
+export function parsePlacement(
+  f: Pick<ValidateFlags, "nodeSelectors" | "tolerations" | "imagePullSecrets">,
+): PodPlacement {
+  const selectors = f.nodeSelectors ?? [];
+  const tolerations = f.tolerations ?? [];
+  const secrets = f.imagePullSecrets ?? [];
+  for (const s of secrets)
+    if (!SECRET_NAME.test(s) || s.length > 253)
+      throw badFlag("--image-pull-secret", s, "a Secret name (DNS-1123 subdomain)");
+  return {
+    nodeSelector:
+      selectors.length > 0
+        ? Object.fromEntries(selectors.map((v) => parseKeyValue("--node-selector", v)))
+        : undefined,
+    tolerations:
+      tolerations.length > 0 ? tolerations.map((t) => parseToleration("--toleration", t)) : undefined,
+    imagePullSecrets: [...new Set(secrets)],
+  };
+}
+
+/** -o cm://<ns>/<name>: only in the run's namespace (which the run ensures), never with -t table or --no-cluster. */
+function reportConfigMap(output: string, namespace: string, f: ValidateFlags): ConfigMapRef {
+  const ref = parseConfigMapUri(output);
+  if (ref.namespace !== namespace) {
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `invalid --output ${JSON.stringify(output)}: a report ConfigMap must be in the run's namespace "${namespace}"`,
+      {
+        remedy: `write to cm://${namespace}/${ref.name}, or pass -n ${ref.namespace}`,
+        context: { field: "--output", value: output },
+      },
+    );
+  }
+  if (f.noCluster)
+    throw badFlag("--output", output, "a file path or stdout with --no-cluster (cm:// needs a cluster)");
+  if (f.format === "table")
+    throw badFlag("--format", "table", "json with a cm:// output (the ConfigMap holds the CTRF JSON)");
+  for (const [flag, value] of [
+    ["--recipe", f.recipe],
+    ["--snapshot", f.snapshot],
+  ] as const) {
+    if (value && isConfigMapUri(value)) {
+      const src = parseConfigMapUri(value);
+      if (src.namespace === ref.namespace && src.name === ref.name)
+        throw badFlag("--output", output, `a ConfigMap other than ${flag}'s (the report would replace it)`);
+    }
+  }
+  return ref;
+}
+
+/** --service-account-name, --job-name and --require-gpu shape the live capture: with -s there is none. */
+function refuseCaptureOnly(f: ValidateFlags): void {
+  const given: [string, unknown][] = [
+    ["--service-account-name", f.serviceAccountName],
+    ["--job-name", f.jobName],
+    ["--require-gpu", f.requireGpu === undefined || f.requireGpu === false ? undefined : f.requireGpu],
+    ["--oke-addons", f.okeAddons],
+    ["--aks-gpu-pools", f.aksGpuPools],
+    ["--gke-gpu-pools", f.gkeGpuPools],
+  ];
+  const set = given.filter(([, v]) => v !== undefined && v !== "").map(([flag]) => flag);
+  if (set.length === 0) return;
+  throw new AicrError(
+    "INVALID_REQUEST",
+    `${set.join(", ")} shape${set.length === 1 ? "s" : ""} the live capture, and --snapshot means there is none`,
+    {
+      remedy: `drop ${set.join(", ")}, or drop --snapshot to capture a live snapshot`,
+      context: { field: set[0] },
+    },
+  );
 }
 
 export function parseSource(flag: string, value: string): Source {
@@ -70,14 +164,22 @@ export function resolveValidateOptions(
   const format = f.format ?? (stdoutIsTty && !f.output ? "table" : "json");
   if (format !== "json" && format !== "table") throw badFlag("--format", format, "json or table");
   const output = f.output && f.output !== "stdout" ? f.output : undefined;
-  if (output && isConfigMapUri(output))
-    throw badFlag("--output", output, "a file path or stdout (cm:// is not supported for reports)");
+  const namespace = f.namespace || env.AICR_NAMESPACE || DEFAULT_VALIDATE_NAMESPACE;
+  const outputConfigMap =
+    output && isConfigMapUri(output) ? reportConfigMap(output, namespace, f) : undefined;
+  const placement = parsePlacement(f);
+  if (snapshot) refuseCaptureOnly(f);
+  const jobName = f.jobName || CAPTURE_JOB_PREFIX;
+  const serviceAccountName = f.serviceAccountName || undefined;
+  // Names are checked now (before any file is read), not when the capture is planned.
+  if (!snapshot)
+    runNames({ runId: SAMPLE_RUN_ID, jobPrefix: jobName, serviceAccountPrefix: serviceAccountName });
+  const timeoutMs = f.timeout ? parseDuration("--timeout", f.timeout) : DEFAULT_VALIDATE_TIMEOUT_MS;
   // The report files are checked now: a validation's results are never made only to be lost.
-  if (output) checkFileDestination(output, "--output");
+  const outputPath = outputConfigMap ? undefined : output;
+  if (outputPath) checkFileDestination(outputPath, "--output");
   const junitPath = f.junit || undefined;
   if (junitPath) checkFileDestination(junitPath, "--junit");
-  const namespace = f.namespace || env.AICR_NAMESPACE || DEFAULT_VALIDATE_NAMESPACE;
-  const timeoutMs = f.timeout ? parseDuration("--timeout", f.timeout) : DEFAULT_VALIDATE_TIMEOUT_MS;
   // The live capture is a snapshot run: its agent settings (AICR_IMAGE, AICR_OS, …) are read as
   // `aicr snapshot` reads them, and only when there is a capture to make.
   const capture = snapshot
@@ -86,10 +188,15 @@ export function resolveValidateOptions(
         {
           namespace,
           image: f.image,
-          imagePullSecrets: [],
-          jobName: CAPTURE_JOB_PREFIX,
-          nodeSelectors: [],
-          tolerations: [],
+          imagePullSecrets: placement.imagePullSecrets,
+          jobName,
+          serviceAccountName,
+          nodeSelectors: f.nodeSelectors ?? [],
+          tolerations: f.tolerations ?? [],
+          requireGpu: f.requireGpu,
+          okeAddons: f.okeAddons,
+          aksGpuPools: f.aksGpuPools,
+          gkeGpuPools: f.gkeGpuPools,
           timeout: `${timeoutMs}ms`,
           noCleanup: f.noCleanup,
         },
@@ -106,11 +213,13 @@ export function resolveValidateOptions(
     failFast: Boolean(f.failFast),
     noCluster: Boolean(f.noCluster),
     allowMissing: Boolean(f.allowMissing),
-    outputPath: output,
+    outputPath,
+    outputConfigMap,
     format,
     junitPath,
     image: f.image || env.AICR_VALIDATOR_IMAGE || env.AICR_IMAGE || undefined,
     timeoutMs,
     cleanup: !f.noCleanup,
+    placement,
   };
 }

@@ -21,7 +21,7 @@ export default defineAicrCommand({
     },
     "discover-network": {
       type: "boolean",
-      description: "Also grant the mutating rules live network discovery needs",
+      description: "Also grant the read-only rules NetworkTopology uses (NicDevice, NicClusterPolicy)",
     },
     dir: {
       type: "string",

@@ -2,11 +2,11 @@ import { writeAgentRbac } from "../rbac/write.ts";
 import { placementMismatch } from "../remote/auto-target.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
 import { checkDestination, describeDestination } from "../snapshot/deliver.ts";
-import { serializeSnapshot } from "../snapshot/serialize.ts";
+import { renderSnapshot } from "../snapshot/render.ts";
 import { resolveNamespace } from "./_args.ts";
 import { flagBoolean, flagValues } from "./_argv.ts";
 import { defineAicrCommand } from "./_define.ts";
-import { nodeArgs, runNodeSnapshot } from "./_node.ts";
+import { nodeArgs, providerArgs, runNodeSnapshot } from "./_node.ts";
 import { parseBool } from "./_parse.ts";
 import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
 
@@ -24,7 +24,11 @@ export default defineAicrCommand({
     "aicr snapshot -n gpu-operator -o node.yaml",
     "aicr snapshot -n gpu-operator -o cm://gpu-operator/aicr-snapshot",
     "aicr snapshot --local -t json",
+    "aicr snapshot -n gpu-operator -t table",
+    "aicr snapshot -n gpu-operator --template gpu.tmpl",
+    "aicr snapshot -n gpu-operator --gke-gpu-pools pools.json --require-gpu",
   ],
+  config: true,
   transport: (args) => (args["add-roles-to-service-account"] ? "offline" : args.local ? "local" : "remote"),
   args: {
     ...nodeArgs,
@@ -90,7 +94,20 @@ export default defineAicrCommand({
     },
     "require-gpu": {
       type: "boolean",
-      description: "Request one nvidia.com/gpu for the agent (not with --runtime-class)",
+      description:
+        "Fail (exit 3, nothing delivered) when the node reports no GPU; the agent also requests one nvidia.com/gpu (not with --runtime-class)",
+    },
+    template: {
+      type: "string",
+      description:
+        "Render the snapshot through this template file (a Go-template subset: see the README); needs -t yaml, not with cm://",
+      valueHint: "file",
+    },
+    ...providerArgs,
+    "cluster-config": {
+      type: "string",
+      description: "--local only: an l8k cluster-config.yaml for the NetworkTopology readings",
+      valueHint: "file",
     },
     "runtime-class": {
       type: "string",
@@ -99,14 +116,16 @@ export default defineAicrCommand({
     },
     os: {
       type: "string",
-      description: "Node OS family: ubuntu, rhel, cos, amazonlinux, ol, talos",
+      description:
+        "Node OS family: ubuntu, rhel, cos, amazonlinux, ol, talos (talos: no host systemd mounts; SystemD read from the Node object)",
       valueHint: "family",
     },
     requests: { type: "string", description: "Agent resource requests, name=quantity,…", valueHint: "list" },
     limits: { type: "string", description: "Agent resource limits, name=quantity,…", valueHint: "list" },
     "discover-network": {
       type: "boolean",
-      description: "Live network discovery: NOT read-only (grants mutating rules for the run)",
+      description:
+        "Add the NetworkTopology measurement (NICs, GPU↔NIC affinity); the run gains two read-only rules",
     },
     overwrite: {
       type: "boolean",
@@ -129,9 +148,24 @@ export default defineAicrCommand({
       });
     }
     // --local: this host; K8s readings only from a cluster asked for (transport/_local.ts).
-    if (ctx.transport.name === "local") return runNodeSnapshot(ctx, args, writeStdout);
+    const extras = {
+      template: args.template,
+      okeAddons: args["oke-addons"],
+      aksGpuPools: args["aks-gpu-pools"],
+      gkeGpuPools: args["gke-gpu-pools"],
+    };
+    if (ctx.transport.name === "local")
+      return runNodeSnapshot(ctx, args, writeStdout, {
+        ...extras,
+        requireGpu: flagBoolean(rawArgs, "require-gpu"),
+        os: args.os,
+        clusterConfig: args["cluster-config"],
+        discoverNetwork: flagBoolean(rawArgs, "discover-network"),
+      });
     const options = resolveSnapshotOptions(
       {
+        ...extras,
+        clusterConfig: args["cluster-config"],
         namespace,
         output: args.output,
         format: args.format,
@@ -182,7 +216,8 @@ export default defineAicrCommand({
       ctx.log.info(`snapshot delivered to ${describeDestination(dest)} (kept: it is yours)`);
       return;
     }
-    const bytes = options.format === "yaml" ? result.content : serializeSnapshot(doc, "json");
+    // YAML as the agent wrote it (re-serialized only when provider readings were merged in).
+    const bytes = options.presentation ? renderSnapshot(doc, options.presentation) : result.content;
     if (dest.kind === "stdout") writeStdout(bytes);
     else {
       const { writeFileAtomic } = await import("../core/files.ts");

@@ -1,6 +1,7 @@
 import { runValidate } from "../validate/flow.ts";
-import { flagValues } from "./_argv.ts";
+import { flagBoolean, flagValues } from "./_argv.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { providerArgs } from "./_node.ts";
 import { resolveValidateOptions } from "./_validate-flags.ts";
 
 const writeStdout = (text: string): void => void process.stdout.write(text);
@@ -20,10 +21,12 @@ export default defineAicrCommand({
     "aicr validate -r examples/recipe.yaml -s node.yaml --no-cluster",
     "aicr validate -r examples/recipe.yaml -n gpu-operator",
     "aicr validate -r cm://ops/recipe -s cm://ops/snapshot -o report.json --junit report.xml",
+    "aicr validate -r recipe.yaml -n ops --service-account-name aicr-runner -o cm://ops/validation-report",
   ],
   globalDescriptions: {
     namespace: "Namespace of the run's Jobs (default: $AICR_NAMESPACE, then aicr-validation)",
   },
+  config: true,
   transport: "remote",
   args: {
     recipe: {
@@ -63,7 +66,7 @@ export default defineAicrCommand({
     output: {
       type: "string",
       alias: "o",
-      description: "Report destination: stdout (default) or a file",
+      description: "Report destination: stdout (default), a file, or cm://<namespace>/<name> (CTRF JSON)",
       valueHint: "dest",
     },
     format: {
@@ -79,6 +82,38 @@ export default defineAicrCommand({
         "Image of the capture agent and the validators (default $AICR_VALIDATOR_IMAGE, $AICR_IMAGE)",
       valueHint: "ref",
     },
+    "image-pull-secret": {
+      type: "string",
+      description: "Secret for pulling the image, on the capture agent and the validator pods (repeatable)",
+      valueHint: "name",
+    },
+    "job-name": {
+      type: "string",
+      description: "Job name prefix of the live capture; the run ID is appended (default aicr-validate)",
+      valueHint: "prefix",
+    },
+    "service-account-name": {
+      type: "string",
+      description:
+        "Capture as this existing ServiceAccount (no RBAC created for the capture); if none exists, a name prefix",
+      valueHint: "name",
+    },
+    "node-selector": {
+      type: "string",
+      description: "key=value for the capture agent and the validator pods (repeatable)",
+      valueHint: "k=v",
+    },
+    toleration: {
+      type: "string",
+      description:
+        "key=value:effect or key:effect, for the capture agent and the validator pods (repeatable)",
+      valueHint: "t",
+    },
+    "require-gpu": {
+      type: "boolean",
+      description: "Request one nvidia.com/gpu for the capture agent",
+    },
+    ...providerArgs,
     timeout: {
       type: "string",
       description: "Longest wait for the capture and each check (default 5m)",
@@ -107,6 +142,15 @@ export default defineAicrCommand({
         image: args.image,
         timeout: args.timeout,
         noCleanup: negated(args, "cleanup"),
+        serviceAccountName: args["service-account-name"],
+        jobName: args["job-name"],
+        nodeSelectors: flagValues(rawArgs, "node-selector"),
+        tolerations: flagValues(rawArgs, "toleration"),
+        imagePullSecrets: flagValues(rawArgs, "image-pull-secret"),
+        requireGpu: flagBoolean(rawArgs, "require-gpu"),
+        okeAddons: args["oke-addons"],
+        aksGpuPools: args["aks-gpu-pools"],
+        gkeGpuPools: args["gke-gpu-pools"],
       },
       ctx.env,
       Boolean(process.stdout.isTTY),

@@ -16,7 +16,7 @@ export default defineAicrCommand({
     const client = await ctx.transport.connect();
     if (!client) throw new Error("the in-cluster transport always yields a client");
     return finishVerdict(
-      await runValidatorCheck(args.check, client, ctx.env),
+      await runValidatorCheck(args.check, client, ctx.env, ctx.signal),
       (text) => void process.stdout.write(text),
     );
   },

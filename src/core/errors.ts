@@ -86,3 +86,6 @@ export function errorMessage(err: unknown): string {
 
 export const invalid = (message: string, options?: AicrErrorOptions): AicrError =>
   new AicrError("INVALID_REQUEST", message, options);
+
+/** A list inside an error message: one `  - item` line each, after the heading's colon. */
+export const bulletList = (items: readonly string[]): string => items.map((i) => `\n  - ${i}`).join("");

@@ -1,8 +1,34 @@
 import type { KubeClient } from "./client.ts";
 import type { ClusterPolicy } from "./types.ts";
 
+/** Custom objects are paged like pods and nodes. */
+const CUSTOM_PAGE_SIZE = 500;
+
 /**
- * The reads the K8s and NodeTopology collectors make. Structurally the collectors' ClusterReader
+ * Every object of `kind` in API group `group` (all namespaces), found by discovery: [] when the group
+ * or the kind is not served, so a cluster without the operator is no error.
+ */
+async function listServedKind<T extends object>(
+  client: KubeClient,
+  group: string,
+  kind: string,
+): Promise<T[]> {
+  const groupVersion = (await client.apiGroupVersions()).find((gv) => gv.startsWith(`${group}/`));
+  if (!groupVersion) return [];
+  const resources = await client.apiResources(groupVersion);
+  if (!resources.some((r) => r.kind === kind && !r.name.includes("/"))) return [];
+  const items: T[] = [];
+  let continueToken: string | undefined;
+  do {
+    const page = await client.list<T>(groupVersion, kind, { limit: CUSTOM_PAGE_SIZE, continueToken });
+    items.push(...page.items);
+    continueToken = page.continueToken;
+  } while (continueToken);
+  return items;
+}
+
+/**
+ * The reads the K8s, NodeTopology and NetworkTopology collectors make. Structurally the collectors' ClusterReader
  * (collect/k8s-source.ts), written here so that client-node stays behind this folder.
  */
 export function clusterReaderFor(client: KubeClient) {
@@ -29,5 +55,11 @@ export function clusterReaderFor(client: KubeClient) {
       );
       return lists.flatMap((l) => l.items);
     },
+    /** NicDevice objects of the NIC configuration operator (read only; the API may be absent). */
+    listNicDevices: <T extends object>() =>
+      listServedKind<T>(client, "configuration.net.nvidia.com", "NicDevice"),
+    /** NicClusterPolicy objects of the Network Operator (read only; the API may be absent). */
+    listNicClusterPolicies: <T extends object>() =>
+      listServedKind<T>(client, "mellanox.com", "NicClusterPolicy"),
   };
 }

@@ -2,7 +2,7 @@
  * The permission gate, run before anything is read: SelfSubjectAccessReviews for exactly the
  * reads and deletes this cleanup makes, every missing one reported at once. Reviews persist nothing.
  */
-import { AicrError } from "../core/errors.ts";
+import { AicrError, bulletList } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { type AccessCheck, deniedChecks, describeMissing } from "../kube/reviews.ts";
 import { CLUSTER_TARGETS, type LegacyTarget, NAMESPACED_TARGETS } from "./_names.ts";
@@ -74,7 +74,7 @@ export async function runGate(
   const fatal = options.dryRun ? missing.filter((c) => c.need === "read") : missing;
   if (fatal.length > 0) {
     const lines = fatal.map((c) => describeMissing(c));
-    throw new AicrError("UNAUTHORIZED", `missing required permissions:\n  ${lines.join("\n  ")}`, {
+    throw new AicrError("UNAUTHORIZED", `missing required permissions:${bulletList(lines)}`, {
       remedy:
         "ask a cluster admin to grant these (check one with `kubectl auth can-i <verb> <resource> -n <namespace>`), or narrow the scope with -n; nothing was read or deleted",
       context: { missing: lines },

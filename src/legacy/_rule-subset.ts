@@ -5,9 +5,39 @@ import {
   type PolicyRule,
 } from "../rbac/rules.ts";
 
-/** Everything the legacy agent's ClusterRole was ever granted; the 3- and 6-rule versions are subsets. */
+/**
+ * What the original's --discover-network added to its ClusterRole (k8s-launch-kit's live discovery:
+ * CRDs, a namespace, a DaemonSet and its objects, pods/exec, node labels, NicClusterPolicy patches).
+ * aicr no longer grants these (rbac/rules.ts grants two reads instead); they stay here, unchanged,
+ * so a ClusterRole an older version left behind is still recognised as aicr's.
+ */
+export const ORIGINAL_DISCOVER_NETWORK_RULES: readonly PolicyRule[] = [
+  {
+    apiGroups: ["apiextensions.k8s.io"],
+    resources: ["customresourcedefinitions"],
+    verbs: ["get", "list", "create", "update", "patch"],
+  },
+  { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "create", "delete"] },
+  { apiGroups: ["apps"], resources: ["daemonsets"], verbs: ["get", "list", "watch", "create", "delete"] },
+  { apiGroups: [""], resources: ["serviceaccounts", "configmaps"], verbs: ["get", "create", "delete"] },
+  {
+    apiGroups: ["rbac.authorization.k8s.io"],
+    resources: ["roles", "rolebindings"],
+    verbs: ["get", "create", "delete"],
+  },
+  { apiGroups: [""], resources: ["pods/exec"], verbs: ["create"] },
+  { apiGroups: [""], resources: ["nodes"], verbs: ["patch"] },
+  { apiGroups: ["configuration.net.nvidia.com"], resources: ["nicdevices"], verbs: ["get", "list"] },
+  { apiGroups: ["mellanox.com"], resources: ["nicclusterpolicies"], verbs: ["get", "patch"] },
+];
+
+/**
+ * Everything an aicr agent's ClusterRole was ever granted: the baseline (the 3- and 6-rule versions
+ * are subsets), the original's discovery set and today's read-only discovery set.
+ */
 export const LEGACY_CLUSTER_GRANTS: readonly PolicyRule[] = [
   ...CLUSTER_BASELINE_RULES,
+  ...ORIGINAL_DISCOVER_NETWORK_RULES,
   ...DISCOVER_NETWORK_RULES,
 ];
 /** Everything the legacy agent's Role was granted. */

@@ -53,21 +53,29 @@ export const renderedRoleName = (serviceAccount: string): string => `aicr-agent-
 export const renderedClusterRoleName = (namespace: string, serviceAccount: string): string =>
   `aicr-agent-${namespace}.${serviceAccount}-rbac`;
 
+const LABEL_FORM = `a DNS-1123 label: lower case letters, digits and '-', at most 63 characters, e.g. "gpu-operator"`;
+const SUBDOMAIN_FORM = `a DNS-1123 subdomain: lower case letters, digits, '-' and '.', at most 253 characters, e.g. "ci.gpu-runner"`;
+
 function checkInput(input: RenderRbacInput): void {
+  // Kubernetes names a ServiceAccount with a DNS-1123 subdomain (dots allowed, e.g. "ci.runner"), a
+  // namespace with a label (no dots): the rendered names below stay valid and distinct either way.
   const fields = [
-    ["service account", input.serviceAccount, "the <service-account> argument"],
-    ["namespace", input.namespace, "--namespace"],
+    [
+      "service account",
+      input.serviceAccount,
+      "the <service-account> argument",
+      dns1123SubdomainProblems,
+      SUBDOMAIN_FORM,
+    ],
+    ["namespace", input.namespace, "--namespace", dns1123LabelProblems, LABEL_FORM],
   ] as const;
-  for (const [what, value, flag] of fields) {
-    const problems = value === "" ? ["must not be empty"] : dns1123LabelProblems(value);
+  for (const [what, value, flag, rule, form] of fields) {
+    const problems = value === "" ? ["must not be empty"] : rule(value);
     if (problems.length > 0) {
       throw new AicrError(
         "INVALID_REQUEST",
         `invalid ${what} ${JSON.stringify(value)} (${flag}): ${problems.join("; ")}`,
-        {
-          remedy: `pass a DNS-1123 label: lower case letters, digits and '-', at most 63 characters, e.g. "gpu-operator"`,
-          context: { field: flag, value },
-        },
+        { remedy: `pass ${form}`, context: { field: flag, value } },
       );
     }
   }
@@ -118,19 +126,23 @@ function header(input: RenderRbacInput, title: string, body: string[], dir: stri
   return `${lines.join("\n")}\n---\n`;
 }
 
+/** What --discover-network adds, said where the ClusterRole is described: reads only. */
+function discoveryNote(input: RenderRbacInput): string[] {
+  if (!input.discoverNetwork) return [];
+  const resources = DISCOVER_NETWORK_RULES.flatMap((r) => r.resources).join(", ");
+  return [
+    "#",
+    `# --discover-network adds ${DISCOVER_NETWORK_RULES.length} read-only rules (${resources}); like the rest, they change nothing.`,
+  ];
+}
+
 function grantSummary(rules: readonly CatalogRule[], scope: string): string[] {
   const mutating = rules.filter(isMutating);
   if (mutating.length === 0)
     return [`# READ-ONLY: every rule below only reads (${scope}).`, "#", ...ruleLines(rules)];
-  const discovery = mutating.some((r) => DISCOVER_NETWORK_RULES.includes(r));
   return [
     `# MUTATING: ${mutating.length} rule(s) below can change objects (${scope}):`,
     ...mutating.map((r) => `#   MUTATING: ${describeRule(r)} (${r.reason})`),
-    ...(discovery
-      ? [
-          "# WARNING: the discovery rules exist only for --discover-network; re-render without that flag to drop them.",
-        ]
-      : []),
     "#",
     ...ruleLines(rules),
   ];
@@ -192,7 +204,7 @@ export function renderAgentRbac(input: RenderRbacInput): RenderedRbac {
         header(
           input,
           `ClusterRole ${clusterRoleName}: what the aicr agent may do cluster-wide`,
-          grantSummary(cluster, "cluster-wide"),
+          [...grantSummary(cluster, "cluster-wide"), ...discoveryNote(input)],
           directory,
         ) + doc(clusterRole),
     },
@@ -207,7 +219,7 @@ export function renderAgentRbac(input: RenderRbacInput): RenderedRbac {
           [
             ...(input.discoverNetwork
               ? [
-                  `# WARNING: MUTATING. This binding hands ${DISCOVER_NETWORK_RULES.length} mutating discovery rules to the ServiceAccount permanently.`,
+                  `# This binding also hands the ${DISCOVER_NETWORK_RULES.length} read-only --discover-network rules to the ServiceAccount until you delete it.`,
                   "#",
                 ]
               : []),

@@ -71,61 +71,30 @@ export const CLUSTER_BASELINE_RULES: readonly CatalogRule[] = [
   },
 ];
 
-/** Added to the ClusterRole only with --discover-network: these change the cluster. */
+/**
+ * Added to the ClusterRole only with --discover-network: read-only. The original granted nine rules
+ * here, eight of them mutating (CRDs, a namespace, a DaemonSet, pods/exec, node labels, the
+ * NicClusterPolicy), because it ran k8s-launch-kit's live discovery: it installed the NIC
+ * configuration daemon on every node and exec'd into its pods. aicr's agent already runs privileged
+ * on the node it describes and reads the NICs from sysfs, so it needs none of that: it only reads
+ * the NIC operators' objects when they exist. Finding their API groups is discovery (/apis), which
+ * every authenticated user may read (system:discovery), so it needs no rule. The original's set is
+ * kept, unchanged, where cleanup-legacy recognises old ClusterRoles (legacy/_rule-subset.ts).
+ */
 export const DISCOVER_NETWORK_RULES: readonly CatalogRule[] = [
-  {
-    apiGroups: ["apiextensions.k8s.io"],
-    resources: ["customresourcedefinitions"],
-    verbs: ["get", "list", "create", "update", "patch"],
-    reason: "install the NIC configuration operator CRDs (NicDevice, NicClusterPolicy)",
-  },
-  {
-    apiGroups: [""],
-    resources: ["namespaces"],
-    verbs: ["get", "create", "delete"],
-    reason: "create and remove the discovery namespace nvidia-k8s-launch-kit",
-  },
-  {
-    apiGroups: ["apps"],
-    resources: ["daemonsets"],
-    verbs: ["get", "list", "watch", "create", "delete"],
-    reason: "run the NIC configuration daemon on every node",
-  },
-  {
-    apiGroups: [""],
-    resources: ["serviceaccounts", "configmaps"],
-    verbs: ["get", "create", "delete"],
-    reason: "create the discovery daemon's ServiceAccount and configuration",
-  },
-  {
-    apiGroups: ["rbac.authorization.k8s.io"],
-    resources: ["roles", "rolebindings"],
-    verbs: ["get", "create", "delete"],
-    reason: "grant the discovery daemon its own permissions",
-  },
-  {
-    apiGroups: [""],
-    resources: ["pods/exec"],
-    verbs: ["create"],
-    reason: "read NIC VPD and link data inside the daemon's pods",
-  },
-  {
-    apiGroups: [""],
-    resources: ["nodes"],
-    verbs: ["patch"],
-    reason: "label nodes with nvidia.kubernetes-launch-kit.machine / .gpu",
-  },
   {
     apiGroups: ["configuration.net.nvidia.com"],
     resources: ["nicdevices"],
     verbs: ["get", "list"],
-    reason: "read the NicDevice objects the daemon reports",
+    reason:
+      "read the NicDevice objects of the NIC configuration operator, when installed (NetworkTopology nic-devices)",
   },
   {
     apiGroups: ["mellanox.com"],
     resources: ["nicclusterpolicies"],
-    verbs: ["get", "patch"],
-    reason: "apply the NIC configuration operator section of the NicClusterPolicy",
+    verbs: ["get", "list"],
+    reason:
+      "read the Network Operator's NicClusterPolicy, when installed (NetworkTopology nic-cluster-policy); never patched",
   },
 ];
 

@@ -32,7 +32,9 @@ export async function writeAgentRbac(o: WriteAgentRbacOptions): Promise<void> {
     "trade-off: every run using this ServiceAccount shares these grants, so runs are not permission-isolated from each other",
   );
   if (o.discoverNetwork)
-    o.log.warn("these grants include MUTATING cluster-wide rules and stay until you delete them");
+    o.log.info(
+      "--discover-network: the ClusterRole also reads NicDevice and NicClusterPolicy objects (read-only)",
+    );
   if (!o.json) return;
   const summary = {
     directory: path,

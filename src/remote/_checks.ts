@@ -53,7 +53,11 @@ export function expandRules(rules: readonly PolicyRule[], namespace: string | un
   );
 }
 
-/** What the run's Role (namespace) and ClusterRole (cluster) grant, as checks. */
+/**
+ * What the run's Role (namespace) and ClusterRole (cluster) grant, as checks. With --discover-network
+ * the ClusterRole adds only reads (get, list nicdevices and nicclusterpolicies), so a caller who may
+ * read those may grant them: the gate asks for nothing mutating on the discovery's behalf.
+ */
 export function agentRuleChecks(o: { namespace: string; discoverNetwork: boolean }): {
   role: AccessCheck[];
   clusterRole: AccessCheck[];

@@ -1,5 +1,5 @@
 import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
-import { AicrError } from "../core/errors.ts";
+import { AicrError, bulletList } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import {
@@ -296,7 +296,7 @@ export async function checkPermissions(
 }
 
 function unauthorized(lines: string[], hints: string[]): AicrError {
-  return new AicrError("UNAUTHORIZED", `missing required permissions:\n  ${lines.join("\n  ")}`, {
+  return new AicrError("UNAUTHORIZED", `missing required permissions:${bulletList(lines)}`, {
     remedy: hints.join("; ") || "ask your cluster administrator for the permissions listed",
     context: { missing: lines.length },
   });

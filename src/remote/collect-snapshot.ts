@@ -22,7 +22,9 @@ import { NoAnswerError } from "../kube/http.ts";
 import type { ReceiptRow } from "../run/cleanup.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
 import { type KeptObject, RunScope } from "../run/scope.ts";
+import { assertGpuFound, withProviderReadings } from "../snapshot/render.ts";
 import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
+import { serializeSnapshot } from "../snapshot/serialize.ts";
 import { agentLogRelay } from "./_agent-log.ts";
 import { checkPermissions } from "./_permissions.ts";
 import { createProgress, type Progress, terminalStatus } from "./_progress.ts";
@@ -57,7 +59,7 @@ export interface CollectSnapshotOptions extends SnapshotOptions {
 
 export interface CollectSnapshotResult {
   runId: string;
-  /** The agent's YAML, byte for byte. */
+  /** The agent's YAML, byte for byte; re-serialized when provider readings were merged in. */
   content: string;
   /** The same, parsed and checked against the snapshot schema. */
   document: Snapshot;
@@ -183,6 +185,15 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
   const o = withSnapshotDefaults(options);
   if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0))
     throw new AicrError("INVALID_REQUEST", `invalid timeoutMs ${o.timeoutMs}: expected a positive number`);
+  if (options.delivered && o.providerReadings?.length)
+    throw new AicrError(
+      "INVALID_REQUEST",
+      "provider readings cannot be merged into a delivered cm:// target: the agent writes it without them",
+      {
+        remedy: "deliver to stdout or a file, or leave out the provider files",
+        context: { field: "--output" },
+      },
+    );
   const client = options.client;
   const log = options.log ?? createLogger({ write: () => {} });
   const cancel = options.signal ?? new AbortController().signal;
@@ -244,7 +255,16 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
   // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
   cancel.throwIfAborted();
   // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot).
-  const document = parseSnapshot(content, "the agent's snapshot", { native: true });
+  const collected = parseSnapshot(content, "the agent's snapshot", { native: true });
+  // --require-gpu: a node that counts no GPU fails the run (NOT_FOUND); nothing is returned.
+  if (o.requireGpu)
+    assertGpuFound(
+      collected,
+      options.delivered ? `cm://${options.delivered.namespace}/${options.delivered.name}` : undefined,
+    );
+  // Provider readings are this side's: merged into the K8s measurement, the YAML written again.
+  const document = withProviderReadings(collected, o.providerReadings);
+  if (document !== collected) content = serializeSnapshot(document, "yaml");
   return { runId: identity.runId, content, document, receipt: scope.receipt, kept: scope.kept };
 }
 

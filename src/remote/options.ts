@@ -1,6 +1,7 @@
 import type { Toleration } from "../agent/job-spec.ts";
 import { DEFAULT_IMAGE } from "../core/version.ts";
 import type { Destination } from "../snapshot/deliver.ts";
+import type { Subtype } from "../snapshot/schema.ts";
 import type { SnapshotFormat } from "../snapshot/serialize.ts";
 
 export const DEFAULT_TIMEOUT_MS = 5 * 60_000;
@@ -32,6 +33,12 @@ export interface SnapshotRunOptions {
   autoTarget: boolean;
   /** A cm:// target that exists and was not written by aicr may be written over (default: refused). */
   overwrite: boolean;
+  /**
+   * K8s subtypes projected from cloud node-pool dumps (the CLI's --oke-addons, --aks-gpu-pools,
+   * --gke-gpu-pools): merged into the returned document on this side; they never enter the pod.
+   * Not with a delivered cm:// target (the agent writes it without them).
+   */
+  providerReadings?: Subtype[] | undefined;
 }
 
 /**

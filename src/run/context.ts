@@ -39,6 +39,16 @@ export interface RunContextOptions {
   writeLog?: (line: string) => void;
 }
 
+/**
+ * The first line's wording, the one the operator guide tells people to search for: a snapshot from a
+ * jump host is a "snapshot agent run", a validation a "validate run"; other commands name themselves.
+ */
+export function runLabel(command: string, transport: TransportName): string {
+  if (command === "snapshot") return transport === "remote" ? "snapshot agent run" : "snapshot run";
+  if (command === "validate") return "validate run";
+  return `aicr ${command}`;
+}
+
 let lastRunId: string | undefined;
 
 /** The run ID of this process's run context, once there is one: main's final error line carries it. */
@@ -59,8 +69,9 @@ export function createRunContext(options: RunContextOptions): RunContext {
     ...(options.writeLog ? { write: options.writeLog } : {}),
   });
   const invocationId = generateInvocationId();
-  if (options.announce ?? true) log.info(`aicr ${options.command}: runID=${runId}`);
-  else log.debug(`aicr ${options.command}: runID=${runId}`);
+  const line = `${runLabel(options.command, options.transport)}: runID=${runId}`;
+  if (options.announce ?? true) log.info(line);
+  else log.debug(line);
   log.debug("run context", { invocationId, version: VERSION, transport: options.transport });
   return {
     runId,

@@ -6,7 +6,9 @@ import type { KubeClient } from "../kube/client.ts";
 import { clusterReaderFor } from "../kube/cluster-reader.ts";
 import { buildSnapshot, formatTimestamp, provenanceFromEnv, sourceNodeFromEnv } from "./_build.ts";
 import { type Destination, deliverSnapshot, describeDestination } from "./deliver.ts";
-import { type SnapshotFormat, serializeSnapshot } from "./serialize.ts";
+import { assertGpuFound, type Presentation, renderSnapshot, withProviderReadings } from "./render.ts";
+import type { Subtype } from "./schema.ts";
+import type { SnapshotFormat } from "./serialize.ts";
 
 type Env = Readonly<Record<string, string | undefined>>;
 
@@ -23,6 +25,14 @@ export interface CollectNodeOptions {
   log: Logger;
   signal: AbortSignal;
   writeStdout: (text: string) => void;
+  /** table or --template instead of `format` (never with a cm:// destination); default: `format`. */
+  presentation?: Presentation | undefined;
+  /** K8s subtypes projected from --oke-addons/--aks-gpu-pools/--gke-gpu-pools, merged before delivery. */
+  providerReadings?: Subtype[] | undefined;
+  /** Fail NOT_FOUND, delivering nothing, when no GPU subtype reports gpu-count > 0. */
+  requireGpu?: boolean | undefined;
+  /** Extra environment for the collectors (AICR_CLUSTER_CONFIG_PATH, AICR_DISCOVER_NETWORK, AICR_OS). */
+  collectEnv?: Record<string, string> | undefined;
 }
 
 /** The remote side marks its own staging ConfigMap; the Job's identity comes from the downward API. */
@@ -51,7 +61,7 @@ export async function collectNodeSnapshot(o: CollectNodeOptions): Promise<void> 
   });
   const measurements = await collectAll({
     hostRoot: hostRootFromEnv(o.env),
-    env: o.env,
+    env: { ...o.env, ...o.collectEnv },
     cluster: o.client ? clusterReaderFor(o.client) : undefined,
     nodeName: sourceNode,
     maxNodesPerEntry: o.maxNodesPerEntry,
@@ -59,15 +69,17 @@ export async function collectNodeSnapshot(o: CollectNodeOptions): Promise<void> 
     signal: o.signal,
   });
   const now = new Date();
-  const doc = buildSnapshot({
+  const built = buildSnapshot({
     measurements,
     version: o.version,
     sourceNode,
     now,
     provenance: o.agentMode ? provenanceFromEnv(o.env) : { runId: o.runId },
   });
+  const doc = withProviderReadings(built, o.providerReadings);
+  if (o.requireGpu) assertGpuFound(doc);
   await deliverSnapshot(o.destination, {
-    content: serializeSnapshot(doc, o.format),
+    content: renderSnapshot(doc, o.presentation ?? { kind: o.format }),
     format: o.format,
     timestamp: formatTimestamp(now),
     version: o.version,

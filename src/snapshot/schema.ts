@@ -6,6 +6,12 @@ import { AicrError } from "../core/errors.ts";
 export const MEASUREMENT_TYPES = ["K8s", "GPU", "OS", "SystemD", "NodeTopology", "NetworkTopology"] as const;
 
 export const SNAPSHOT_API_VERSION = "aicr.run/v1";
+/**
+ * apiVersions read. The original's v0.11.1 wrote `aicr.nvidia.com/v1alpha1` with the same document
+ * shape (its subtypes lack only `items`, which is optional), so its snapshots read as they are; the
+ * v1alpha2/v1alpha3 forms the original retired stay refused.
+ */
+export const READ_API_VERSIONS = [SNAPSHOT_API_VERSION, "aicr.nvidia.com/v1alpha1"] as const;
 export const SNAPSHOT_KIND = "Snapshot";
 
 const READING_EXPECTED = "expected a string, number or boolean";
@@ -14,30 +20,64 @@ const MAP_EXPECTED = "expected a map";
 
 const ReadingSchema = v.union([v.string(), v.pipe(v.number(), v.finite()), v.boolean()], READING_EXPECTED);
 const ReadingsSchema = v.record(v.string(), ReadingSchema, "expected a map of readings");
+export type Reading = v.InferOutput<typeof ReadingSchema>;
+export type Readings = Record<string, Reading>;
 const StringMapSchema = v.record(v.string(), v.string(STRING_MAP_EXPECTED), STRING_MAP_EXPECTED);
 
 // Seconds or fractions, always UTC: the agent writes `new Date().toISOString()` without milliseconds.
 const RFC3339_UTC = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/;
 
-const SubtypeSchema = v.strictObject(
-  {
-    subtype: v.pipe(v.string("expected a string"), v.nonEmpty("expected a non-empty subtype name")),
-    data: ReadingsSchema,
-    context: v.optional(StringMapSchema),
-    // Ordered records written by newer reference collectors; accepted so their snapshots read back.
-    items: v.optional(
-      v.array(v.strictObject({ context: v.optional(StringMapSchema), data: ReadingsSchema }, MAP_EXPECTED)),
-    ),
-  },
-  MAP_EXPECTED,
+/**
+ * `null` (or nothing) where a list or map is expected reads as empty: the original's JSON output writes
+ * an empty collector's nil map or list that way (`"subtypes": null`, `"data": null`).
+ */
+const orAbsent = <T extends v.GenericSchema>(schema: T) => v.optional(v.nullable(schema));
+
+export interface Item {
+  context?: Record<string, string>;
+  data: Readings;
+}
+
+export interface Subtype {
+  subtype: string;
+  data: Readings;
+  context?: Record<string, string>;
+  /** Ordered records written by newer collectors (the original's NetworkTopology). */
+  items?: Item[];
+}
+
+const ItemSchema = v.pipe(
+  v.strictObject({ context: orAbsent(StringMapSchema), data: v.nullish(ReadingsSchema) }, MAP_EXPECTED),
+  v.transform(({ context, data }): Item => (context ? { context, data: data ?? {} } : { data: data ?? {} })),
 );
 
-const MeasurementSchema = v.strictObject(
-  {
-    type: v.picklist(MEASUREMENT_TYPES, `expected one of ${MEASUREMENT_TYPES.join(", ")}`),
-    subtypes: v.array(SubtypeSchema, "expected a list of subtypes"),
-  },
-  MAP_EXPECTED,
+const SubtypeSchema = v.pipe(
+  v.strictObject(
+    {
+      subtype: v.pipe(v.string("expected a string"), v.nonEmpty("expected a non-empty subtype name")),
+      data: v.nullish(ReadingsSchema),
+      context: orAbsent(StringMapSchema),
+      items: orAbsent(v.array(ItemSchema, "expected a list of items")),
+    },
+    MAP_EXPECTED,
+  ),
+  v.transform(({ subtype, data, context, items }): Subtype => {
+    const out: Subtype = { subtype, data: data ?? {} };
+    if (context) out.context = context;
+    if (items) out.items = items;
+    return out;
+  }),
+);
+
+const MeasurementSchema = v.pipe(
+  v.strictObject(
+    {
+      type: v.picklist(MEASUREMENT_TYPES, `expected one of ${MEASUREMENT_TYPES.join(", ")}`),
+      subtypes: v.nullish(v.array(SubtypeSchema, "expected a list of subtypes")),
+    },
+    MAP_EXPECTED,
+  ),
+  v.transform(({ type, subtypes }): Measurement => ({ type, subtypes: subtypes ?? [] })),
 );
 
 const MetadataSchema = v.objectWithRest(
@@ -68,16 +108,21 @@ const MeasurementsSchema = v.pipe(
         message: `type "${m.type}" already appears at measurements[${earlier}]; each type may appear once`,
         path: [
           { type: "array", origin: "value", input: dataset.value, key: index, value: m },
-          { type: "object", origin: "value", input: m, key: "type", value: m.type },
+          { type: "object", origin: "value", input: { ...m }, key: "type", value: m.type },
         ],
       });
     });
   }),
 );
 
+const ENVELOPE_KEYS = ["apiVersion", "kind", "metadata"] as const;
+
 export const SnapshotSchema = v.strictObject(
   {
-    apiVersion: v.literal(SNAPSHOT_API_VERSION, `expected "${SNAPSHOT_API_VERSION}"`),
+    apiVersion: v.picklist(
+      READ_API_VERSIONS,
+      `expected ${READ_API_VERSIONS.map((a) => `"${a}"`).join(" or ")}`,
+    ),
     kind: v.literal(SNAPSHOT_KIND, `expected "${SNAPSHOT_KIND}"`),
     metadata: MetadataSchema,
     measurements: MeasurementsSchema,
@@ -85,12 +130,25 @@ export const SnapshotSchema = v.strictObject(
   "expected a snapshot document (a map with apiVersion, kind, metadata, measurements)",
 );
 
-export type Snapshot = v.InferOutput<typeof SnapshotSchema>;
-export type Measurement = v.InferOutput<typeof MeasurementSchema>;
-export type Subtype = v.InferOutput<typeof SubtypeSchema>;
-export type Reading = v.InferOutput<typeof ReadingSchema>;
-export type Readings = v.InferOutput<typeof ReadingsSchema>;
+/** The shape of the original's CLI test fixture: measurements alone, no envelope at all. */
+const BareSnapshotSchema = v.strictObject(
+  { measurements: MeasurementsSchema },
+  "expected a snapshot document (a map with apiVersion, kind, metadata, measurements)",
+);
+
 export type MeasurementType = (typeof MEASUREMENT_TYPES)[number];
+export interface Measurement {
+  type: MeasurementType;
+  subtypes: Subtype[];
+}
+/** metadata as read: a map of strings; empty when the document had no envelope. */
+export type SnapshotMetadata = Record<string, string>;
+export interface Snapshot {
+  apiVersion: (typeof READ_API_VERSIONS)[number];
+  kind: typeof SNAPSHOT_KIND;
+  metadata: SnapshotMetadata;
+  measurements: Measurement[];
+}
 
 const PLAIN_KEY = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 
@@ -130,8 +188,32 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
 type NativeYaml = { parse(text: string): unknown };
 const nativeYaml = (globalThis as { Bun?: { YAML?: NativeYaml } }).Bun?.YAML;
 
+export interface ParseSnapshotOptions {
+  /** Bun's built-in YAML parser, for documents aicr's own serializer wrote (see parseSnapshot). */
+  native?: boolean;
+  /**
+   * Told once when the document has no envelope (apiVersion, kind and metadata all absent, as in the
+   * original's measurements-only test snapshots): the caller warns with its own logger. Without it the
+   * fact is silent; the document reads as an aicr.run/v1 Snapshot with empty metadata either way.
+   */
+  onEnvelopeMissing?: (source: string) => void;
+}
+
+const isMap = (raw: unknown): raw is Record<string, unknown> =>
+  raw !== null && typeof raw === "object" && !Array.isArray(raw);
+
+/** True when the map has none of apiVersion, kind, metadata (a half envelope is an error instead). */
+const lacksEnvelope = (raw: unknown): raw is Record<string, unknown> =>
+  isMap(raw) && ENVELOPE_KEYS.every((key) => !(key in raw));
+
+/** How the missing envelope is said, once per document read. */
+export const envelopeMissingMessage = (source: string): string =>
+  `snapshot ${source} has no apiVersion, kind or metadata: read as ${SNAPSHOT_API_VERSION} ${SNAPSHOT_KIND} from its measurements alone`;
+
 /**
  * Reads a snapshot written as YAML or JSON; every schema problem is reported with its path.
+ * What the Go original writes reads too: its v1alpha1 apiVersion, `null` for an empty list or map in
+ * its JSON, and a document with measurements only (see onEnvelopeMissing).
  * `native` (for documents aicr's own serializer wrote, e.g. the agent's result): Bun's built-in parser,
  * some 40× faster than the yaml package when cold; it agrees with it on every scalar form the serializer
  * writes (test/unit/snapshot-native-yaml.test.ts). Anything it does not read as one map (a syntax error,
@@ -139,7 +221,7 @@ const nativeYaml = (globalThis as { Bun?: { YAML?: NativeYaml } }).Bun?.YAML;
  * (which the serializer never writes) is not reported in this mode. Files a user hands in are read
  * strictly: duplicate keys are errors there, as YAML 1.2 says.
  */
-export function parseSnapshot(text: string, source: string, options: { native?: boolean } = {}): Snapshot {
+export function parseSnapshot(text: string, source: string, options: ParseSnapshotOptions = {}): Snapshot {
   let raw: unknown;
   try {
     raw = options.native && nativeYaml ? readNative(nativeYaml, text) : undefined;
@@ -151,10 +233,20 @@ export function parseSnapshot(text: string, source: string, options: { native?: 
       context: { source },
     });
   }
+  if (lacksEnvelope(raw)) {
+    const bare = v.safeParse(BareSnapshotSchema, raw);
+    if (!bare.success) throw mismatch(source, bare.issues);
+    options.onEnvelopeMissing?.(source);
+    return { apiVersion: SNAPSHOT_API_VERSION, kind: SNAPSHOT_KIND, metadata: {}, ...bare.output };
+  }
   const result = v.safeParse(SnapshotSchema, raw);
   if (result.success) return result.output;
-  const problems = result.issues.map(describeIssue);
-  throw new AicrError(
+  throw mismatch(source, result.issues);
+}
+
+function mismatch(source: string, issues: readonly v.BaseIssue<unknown>[]): AicrError {
+  const problems = issues.map(describeIssue);
+  return new AicrError(
     "INVALID_REQUEST",
     `Snapshot "${source}" does not match ${SNAPSHOT_API_VERSION} ${SNAPSHOT_KIND}: ${problems.length} problem(s):\n  ${problems.join("\n  ")}`,
     {

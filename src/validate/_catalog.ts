@@ -25,7 +25,18 @@ export const VALIDATORS: readonly ValidatorEntry[] = [
     phase: "deployment",
     description: "the deployed GPU Operator version satisfies Deployment.gpu-operator.version",
   },
+  {
+    name: "check-nvidia-smi",
+    phase: "deployment",
+    description:
+      "on each GPU node (at most 8, sampled deterministically), a pod holding one nvidia.com/gpu runs nvidia-smi; it must report the node's nvidia.com/gpu capacity",
+  },
 ];
+
+/** The validator that runs one pod per GPU node instead of one Job. */
+export const NVIDIA_SMI_CHECK = "check-nvidia-smi";
+/** check-nvidia-smi runs on at most this many GPU nodes. */
+export const MAX_NVIDIA_SMI_NODES = 8;
 
 /**
  * The only cluster-wide reads the built-in validators make — never more (no secrets, no writes).
@@ -56,6 +67,7 @@ export function planChecks(
   options: { phases: readonly Phase[]; skip: readonly string[] },
 ): PlannedCheck[] {
   const offenders: string[] = [];
+  const unknown: string[] = [];
   const planned: PlannedCheck[] = [];
   const declared = new Set<string>();
   for (const phase of PHASES) {
@@ -64,8 +76,14 @@ export function planChecks(
       declared.add(name);
       const entry = findValidator(name);
       const at = `spec.validation.${phase}.checks[${i}]`;
-      if (!entry) offenders.push(`${at}: "${name}" is not a built-in validator`);
-      else if (entry.phase !== phase) offenders.push(`${at}: "${name}" belongs to phase ${entry.phase}`);
+      const withheld = options.skip.includes(name);
+      // A check this build does not have may be withheld: it is reported skipped, never run.
+      if (!entry && withheld) {
+        if (options.phases.includes(phase)) planned.push({ phase, name, skipped: true });
+      } else if (!entry) {
+        offenders.push(`${at}: "${name}" is not a built-in validator`);
+        unknown.push(name);
+      } else if (entry.phase !== phase) offenders.push(`${at}: "${name}" belongs to phase ${entry.phase}`);
       else if (options.phases.includes(phase))
         planned.push({ phase, name, skipped: options.skip.includes(name) });
     });
@@ -77,7 +95,7 @@ export function planChecks(
       "INVALID_REQUEST",
       `${offenders.length} check(s) cannot be run:\n  ${offenders.join("\n  ")}`,
       {
-        remedy: `use the built-in validators: ${VALIDATORS.map((v) => `${v.name} (${v.phase})`).join(", ")}`,
+        remedy: `${unknown.length > 0 ? `withhold a check this build does not have with --skip-check <name> (here: ${unknown.map((n) => `--skip-check ${n}`).join(" ")}); ` : ""}the built-in validators: ${VALIDATORS.map((v) => `${v.name} (${v.phase})`).join(", ")}`,
         context: { offenders },
       },
     );
@@ -92,4 +110,6 @@ export const VALIDATOR_ENV = {
   recipeConfigMap: "AICR_RECIPE_CONFIGMAP",
   phase: "AICR_VALIDATOR_PHASE",
   name: "AICR_VALIDATOR_NAME",
+  /** check-nvidia-smi: the node its pod runs on (downward API spec.nodeName). */
+  nodeName: "AICR_NODE_NAME",
 } as const;

@@ -1,5 +1,8 @@
+import { compareVersions, parseVersion } from "../core/versions.ts";
+
 /**
- * Constraint value expressions (`">= 1.32.4"`, `"ubuntu"`) and the version comparison they use. Pure.
+ * Constraint value expressions (`">= 1.32.4"`, `"ubuntu"`); versions are read and ordered by
+ * core/versions.ts (diff shares that reading). Pure.
  */
 
 export const OPERATORS = [">=", "<=", "!=", "==", ">", "<"] as const;
@@ -18,32 +21,6 @@ export function parseExpression(value: string): Expression {
     if (text.startsWith(op)) return { op, operand: text.slice(op.length).trim() };
   }
   return { operand: text };
-}
-
-export interface Version {
-  /** One to three numeric components. */
-  parts: number[];
-  /** A `-pre` or `+build` suffix, kept aside: it never takes part in a comparison. */
-  suffix: string;
-}
-
-const VERSION = /^v?(\d+)(?:\.(\d+))?(?:\.(\d+))?([-+].*)?$/;
-
-export function parseVersion(text: string): Version | undefined {
-  const m = VERSION.exec(text.trim());
-  if (!m) return undefined;
-  const parts = [m[1], m[2], m[3]].filter((p): p is string => p !== undefined).map(Number);
-  return { parts, suffix: m[4] ?? "" };
-}
-
-/** Compares only as many components as the less precise side has: `1.32` vs `1.32.9` is equal. */
-export function compareVersions(a: Version, b: Version): number {
-  const n = Math.min(a.parts.length, b.parts.length);
-  for (let i = 0; i < n; i++) {
-    const d = (a.parts[i] ?? 0) - (b.parts[i] ?? 0);
-    if (d !== 0) return d < 0 ? -1 : 1;
-  }
-  return 0;
 }
 
 const compareStrings = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,7 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { AicrError } from "../core/errors.ts";
+import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isNotFound } from "../kube/errors.ts";
+import { envelopeMissingMessage, parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import type { Source } from "./options.ts";
 
 export interface LoadedText {
@@ -64,4 +66,14 @@ export async function loadSource(
     );
   }
   return { text: data[key] ?? "", name };
+}
+
+/**
+ * Parses a snapshot the user handed in (or a live capture's text); a document without an envelope
+ * (the original's measurements-only form) is read, with one WARN saying so.
+ */
+export function parseSnapshotWarning(text: string, name: string, log: Logger): Snapshot {
+  return parseSnapshot(text, name, {
+    onEnvelopeMissing: (source) => log.warn(envelopeMissingMessage(source)),
+  });
 }

@@ -1,17 +1,32 @@
 import { writeFileAtomic } from "../core/files.ts";
 import type { Logger } from "../core/log.ts";
+import type { KubeClient } from "../kube/client.ts";
 import { buildCtrf, buildJunit, buildTable, type CheckResult } from "./_report.ts";
+import { writeReportConfigMap } from "./_report-cm.ts";
 import type { ValidateOptions } from "./options.ts";
 
-/** The report on stdout or -o (table or CTRF JSON), and JUnit XML with --junit. */
+/** The report on stdout, -o <file> or -o cm:// (table or CTRF JSON), and JUnit XML with --junit. */
 export async function writeReports(
   results: readonly CheckResult[],
   o: ValidateOptions,
-  io: { version: string; start: number; stop: number; log: Logger; writeStdout: (t: string) => void },
+  io: {
+    version: string;
+    start: number;
+    stop: number;
+    log: Logger;
+    writeStdout: (t: string) => void;
+    runId: string;
+    signal: AbortSignal;
+    connect: () => Promise<KubeClient>;
+  },
 ): Promise<void> {
   const input = { version: io.version, start: io.start, stop: io.stop, results };
   const main = o.format === "table" ? buildTable(results) : `${JSON.stringify(buildCtrf(input), null, 2)}\n`;
-  if (o.outputPath) {
+  if (o.outputConfigMap) {
+    const ref = o.outputConfigMap;
+    await writeReportConfigMap(await io.connect(), ref, main, io);
+    io.log.info(`report written to cm://${ref.namespace}/${ref.name} (key report.json; kept by cleanup)`);
+  } else if (o.outputPath) {
     await writeFileAtomic(o.outputPath, main, { flag: "--output" });
     io.log.info(`report written to ${o.outputPath}`);
   } else io.writeStdout(main);

@@ -4,7 +4,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { parseSnapshot } from "../snapshot/schema.ts";
 import { captureSnapshot } from "./_capture.ts";
 import { planChecks } from "./_catalog.ts";
-import { loadSource } from "./_inputs.ts";
+import { loadSource, parseSnapshotWarning } from "./_inputs.ts";
 import { type ConstraintResult, evaluateReadiness, readinessError } from "./_readiness.ts";
 import type { CheckResult } from "./_report.ts";
 import { writeReports } from "./_write-reports.ts";
@@ -52,6 +52,11 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   const recipeSrc = await loadSource(o.recipe, "recipe", io.connect);
   const recipe = parseRecipe(recipeSrc.text, recipeSrc.name);
   const checks = planChecks(recipe, { phases: o.phases, skip: o.skipChecks });
+  // -o cm:// is checked before the capture deploys anything: results are never made only to be lost.
+  if (o.outputConfigMap) {
+    const { checkReportTarget } = await import("./_report-cm.ts");
+    await checkReportTarget(await io.connect(), o.outputConfigMap, io.signal);
+  }
   let snapshotText: string;
   let snapshotName: string;
   if (o.snapshot) {
@@ -63,7 +68,10 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
     snapshotText = await captureSnapshot(o, { ...io, client });
     snapshotName = "the live capture";
   }
-  const snapshot = parseSnapshot(snapshotText, snapshotName);
+  // A file's missing envelope is warned about here; the live capture's reader has already said so.
+  const snapshot = o.snapshot
+    ? parseSnapshotWarning(snapshotText, snapshotName, io.log)
+    : parseSnapshot(snapshotText, snapshotName);
   const readiness = evaluateReadiness(recipe.spec.constraints, snapshot);
   // A readiness failure deploys nothing, but is still reported (CI reads the report): its failed
   // constraints as failed tests, every check as not run. The exit status stays 2 (thrown below).

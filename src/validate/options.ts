@@ -1,3 +1,4 @@
+import type { Toleration } from "../agent/job-spec.ts";
 import type { SnapshotRunOptions } from "../remote/options.ts";
 import type { ConfigMapRef } from "../snapshot/cm-uri.ts";
 import type { Snapshot } from "../snapshot/schema.ts";
@@ -10,6 +11,16 @@ export const DEFAULT_VALIDATE_TIMEOUT_MS = 5 * 60_000;
 
 /** Job prefix of the live capture's agent. */
 export const CAPTURE_JOB_PREFIX = "aicr-validate";
+
+/** Placement and pull settings of the pods a validation deploys (the capture agent's are in `capture`). */
+export interface PodPlacement {
+  nodeSelector?: Record<string, string> | undefined;
+  tolerations?: Toleration[] | undefined;
+  imagePullSecrets: string[];
+}
+
+/** Key of the CTRF JSON in a cm:// report. */
+export const REPORT_CONFIGMAP_KEY = "report.json";
 
 export type Source = { kind: "file"; path: string } | { kind: "configmap"; ref: ConfigMapRef };
 
@@ -28,12 +39,16 @@ export interface ValidateOptions {
   allowMissing: boolean;
   /** Absent → stdout. */
   outputPath?: string | undefined;
+  /** -o cm://<ns>/<name>: the CTRF JSON applied there (the user's: never cleaned up). */
+  outputConfigMap?: ConfigMapRef | undefined;
   format: "json" | "table";
   junitPath?: string | undefined;
   /** Image of the capture agent and of the validators (the same binary). */
   image?: string | undefined;
   timeoutMs: number;
   cleanup: boolean;
+  /** --node-selector, --toleration, --image-pull-secret on the validator pods. */
+  placement: PodPlacement;
 }
 
 /** What a validation checks, read and planned before any Job. */

@@ -29,6 +29,11 @@ for (const backend of BACKENDS)
     };
     const PATCH_NODES: AccessCheck = { verb: "patch", group: "", resource: "nodes" };
     const LIST_NODES: AccessCheck = { verb: "list", group: "", resource: "nodes" };
+    const LIST_NIC_DEVICES: AccessCheck = {
+      verb: "list",
+      group: "configuration.net.nvidia.com",
+      resource: "nicdevices",
+    };
     const WRITE_CM: AccessCheck = { verb: "create", group: "", resource: "configmaps", namespace: NS };
     const WRITE_CM_ELSEWHERE: AccessCheck = { ...WRITE_CM, namespace: "default" };
 
@@ -42,16 +47,18 @@ for (const backend of BACKENDS)
         writeConfigMapsElsewhere: await ask(WRITE_CM_ELSEWHERE),
         execPods: await ask(EXEC),
         patchNodes: await ask(PATCH_NODES),
+        listNicDevices: await ask(LIST_NIC_DEVICES),
       };
     }
 
     const expectedGrants = (discover: boolean) => ({
       listNodes: true,
       writeConfigMaps: true,
-      // The discovery rules grant configmaps create cluster-wide (k8s-launch-kit's daemon objects).
-      writeConfigMapsElsewhere: discover,
-      execPods: discover,
-      patchNodes: discover,
+      // The discovery rules only read the NIC operators' objects: nothing mutating, with or without them.
+      writeConfigMapsElsewhere: false,
+      execPods: false,
+      patchNodes: false,
+      listNicDevices: discover,
     });
 
     async function overlapping(count: number): Promise<void> {

@@ -64,7 +64,7 @@ describe("--log-json", () => {
       const r = await aicr(["snapshot"], { env: baseEnv({ KUBECONFIG: kubeconfig }) });
       expect(r.code).toBe(6);
       const lines = r.stderr.trimEnd().split("\n");
-      expect(lines[0]).toMatch(/^aicr snapshot: runID=\d{8}-\d{6}-[0-9a-f]{16}$/);
+      expect(lines[0]).toMatch(/^snapshot agent run: runID=\d{8}-\d{6}-[0-9a-f]{16}$/);
       expect(r.stderr).not.toContain("runId=");
       expect(r.stderr).toMatch(/\nERROR \[UNAVAILABLE\] .*cannot reach the Kubernetes API server/);
       expect(lines.at(-1)).toMatch(/^ {2}remedy: .*server address/);

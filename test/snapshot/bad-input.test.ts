@@ -1,10 +1,14 @@
 /** Every bad value is refused with exit 2, naming the flag, before the first request reaches the cluster. */
 
 import { beforeAll, describe, expect, test } from "bun:test";
+import { join } from "node:path";
 import { BACKENDS } from "../cluster/testbed.ts";
+import { ROOT } from "../e2e/_aicr.ts";
 import { useCluster } from "../support/cluster.ts";
 import { requestsSince } from "../support/requests.ts";
 import { AGENT_IMAGE, runSnapshot, snapshotCluster, TEST_MS } from "./_harness.ts";
+
+const FIX = join(ROOT, "test/fixtures");
 
 const NS = "bad-input";
 
@@ -33,6 +37,35 @@ const CASES: [string, string[], string][] = [
   ["bad --run-id", ["--run-id", "20261129-bad"], "--run-id"],
   ["bad AICR_RUN_ID", ["--run-id", "../etc"], "--run-id"],
   ["-t xml", ["-t", "xml"], "--format"],
+  ["-t table with cm://", ["-o", `cm://${NS}/snap`, "-t", "table"], "--format"],
+  [
+    "--template with cm://",
+    ["-o", `cm://${NS}/snap`, "--template", join(FIX, "templates/summary.tmpl")],
+    "--template",
+  ],
+  [
+    "--template with -t json",
+    ["-t", "json", "--template", join(FIX, "templates/summary.tmpl")],
+    "--template",
+  ],
+  ["a template that does not parse", ["--template", join(FIX, "templates/broken.tmpl")], "line 2"],
+  [
+    "--cluster-config in Job mode",
+    ["--cluster-config", join(FIX, "providers/oke-addons.json")],
+    "--cluster-config",
+  ],
+  ["--oke-addons a directory", ["--oke-addons", FIX], "--oke-addons"],
+  ["--aks-gpu-pools missing", ["--aks-gpu-pools", join(FIX, "none.json")], "--aks-gpu-pools"],
+  [
+    "--gke-gpu-pools not a pool list",
+    ["--gke-gpu-pools", join(FIX, "providers/oke-addons.json")],
+    "--gke-gpu-pools",
+  ],
+  [
+    "provider file with cm://",
+    ["-o", `cm://${NS}/snap`, "--oke-addons", join(FIX, "providers/oke-addons.json")],
+    "--oke-addons",
+  ],
   ["negative --max-nodes-per-entry", ["--max-nodes-per-entry=-1"], "--max-nodes-per-entry"],
   ["non-numeric --max-nodes-per-entry", ["--max-nodes-per-entry", "many"], "--max-nodes-per-entry"],
   ["bad --image-pull-secret", ["--image-pull-secret", "Not A Secret"], "--image-pull-secret"],

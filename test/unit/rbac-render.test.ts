@@ -3,6 +3,7 @@ import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
 import { AicrError } from "../../src/core/errors.ts";
+import { dns1123SubdomainProblems } from "../../src/core/names.ts";
 import { renderAgentRbac, renderedClusterRoleName } from "../../src/rbac/_render.ts";
 import {
   CLUSTER_BASELINE_RULES,
@@ -32,11 +33,17 @@ describe("rule catalog", () => {
     expect(CLUSTER_BASELINE_RULES.some(isMutating)).toBe(false);
   });
 
-  test("the discover-network additions are 9 rules; all but the NicDevice read change the cluster", () => {
-    expect(DISCOVER_NETWORK_RULES).toHaveLength(9);
-    expect(DISCOVER_NETWORK_RULES.filter((r) => !isMutating(r)).map((r) => r.resources)).toEqual([
-      ["nicdevices"],
+  test("the discover-network additions are 2 read-only rules: NicDevice and NicClusterPolicy", () => {
+    expect(
+      DISCOVER_NETWORK_RULES.map(({ apiGroups, resources, verbs }) => ({ apiGroups, resources, verbs })),
+    ).toEqual([
+      { apiGroups: ["configuration.net.nvidia.com"], resources: ["nicdevices"], verbs: ["get", "list"] },
+      { apiGroups: ["mellanox.com"], resources: ["nicclusterpolicies"], verbs: ["get", "list"] },
     ]);
+    expect(DISCOVER_NETWORK_RULES.some(isMutating)).toBe(false);
+    const granted = JSON.stringify(DISCOVER_NETWORK_RULES.map(({ reason: _, ...rule }) => rule));
+    for (const gone of ["pods/exec", "patch", "create", "delete", "customresourcedefinitions"])
+      expect(granted).not.toContain(gone);
   });
 
   test("every rule says why the agent needs it", () => {
@@ -99,7 +106,7 @@ describe("renderAgentRbac", () => {
     for (const f of files) expect(f.content).not.toContain("aicr.run/run-id");
   });
 
-  test("--discover-network adds exactly the 9 mutating rules to the ClusterRole and nothing to the Role", () => {
+  test("--discover-network adds exactly the 2 read rules to the ClusterRole and nothing to the Role", () => {
     const plain = renderAgentRbac({ ...base, discoverNetwork: false }).files;
     const disc = renderAgentRbac({ ...base, discoverNetwork: true }).files;
     const rules = (files: typeof plain, i: number) =>
@@ -118,10 +125,13 @@ describe("renderAgentRbac", () => {
     expect(plain[2]?.content).toContain("READ-ONLY");
     expect(plain[2]?.content).not.toContain("MUTATING");
     expect(plain[0]?.content).toContain("MUTATING: create,get,update,patch configmaps");
-    for (const rule of DISCOVER_NETWORK_RULES.filter(isMutating)) {
-      expect(disc[2]?.content).toContain(`MUTATING: ${rule.verbs.join(",")} ${rule.resources.join(",")}`);
-    }
-    expect(disc[2]?.content).toContain("# MUTATING: 8 rule(s)");
+    // With --discover-network the ClusterRole still only reads, and says what the flag added.
+    expect(disc[2]?.content).toContain("READ-ONLY");
+    expect(disc[2]?.content).not.toContain("MUTATING");
+    expect(disc[2]?.content).toContain(
+      "--discover-network adds 2 read-only rules (nicdevices, nicclusterpolicies)",
+    );
+    expect(disc[3]?.content).not.toContain("MUTATING");
     for (const f of [...plain, ...disc]) {
       expect(f.content.startsWith("# ")).toBe(true);
       expect(f.content).toContain(`kubectl apply -f snapshot-rbac-${RUN_ID}/`);
@@ -144,9 +154,10 @@ describe("renderAgentRbac", () => {
     ["upper-case service account", { serviceAccount: "IRSA" }],
     ["underscore", { serviceAccount: "irsa_snapshotter" }],
     ["leading dash", { serviceAccount: "-irsa" }],
-    ["dot in service account (not a DNS-1123 label)", { serviceAccount: "irsa.snapshotter" }],
+    ["empty part between dots", { serviceAccount: "irsa..snapshotter" }],
     ["empty service account", { serviceAccount: "" }],
-    ["64-character service account", { serviceAccount: "a".repeat(64) }],
+    ["254-character service account", { serviceAccount: "a".repeat(254) }],
+    ["dot in namespace (namespaces are DNS-1123 labels)", { namespace: "gpu.operator" }],
     ["bad namespace", { namespace: "GPU_operator" }],
     ["empty namespace", { namespace: "" }],
     ["path traversal", { serviceAccount: "../../etc" }],
@@ -161,8 +172,18 @@ describe("renderAgentRbac", () => {
       } catch (err) {
         expect((err as AicrError).code).toBe("INVALID_REQUEST");
         expect((err as AicrError).message).toContain(JSON.stringify(value));
-        expect((err as AicrError).remedy).toContain("DNS-1123 label");
+        expect((err as AicrError).remedy).toContain("DNS-1123");
       }
     });
   }
+
+  test("a dotted ServiceAccount name (Kubernetes allows it) renders, with valid and distinct object names", () => {
+    const dotted = renderAgentRbac({ ...base, serviceAccount: "ci.gpu-runner", discoverNetwork: false });
+    expect(dotted.roleName).toBe("aicr-agent-ci.gpu-runner-rbac");
+    expect(dotted.clusterRoleName).toBe(`aicr-agent-${base.namespace}.ci.gpu-runner-rbac`);
+    for (const name of [dotted.roleName, dotted.clusterRoleName])
+      expect(dns1123SubdomainProblems(name)).toEqual([]);
+    const subjects = dotted.files.map((f) => f.content).join("\n");
+    expect(subjects).toContain("name: ci.gpu-runner");
+  });
 });

@@ -40,7 +40,7 @@ for (const backend of BACKENDS)
         expect(report.tests.find((t) => t.name === "gpu-operator-version")?.message).toBe(
           "deployed GPU Operator v25.10.1; Deployment.gpu-operator.version expects >= v24.6.0",
         );
-        expect(r.stderr.match(/^aicr validate: runID=(.*)$/gm)).toEqual([`aicr validate: runID=${id}`]);
+        expect(r.stderr.match(/^validate run: runID=(.*)$/gm)).toEqual([`validate run: runID=${id}`]);
         expect(r.stderr).toContain(`[agent] aicr agent: runID=${id}`);
         const made = createdObjects(cluster()).filter((o) => o.labels["aicr.run/run-id"] === id);
         const names = made.map((o) => `${o.kind}/${o.name}`).sort();

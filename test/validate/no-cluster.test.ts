@@ -22,7 +22,7 @@ function recipe(name: string, body: string): string {
 describe("aicr validate --no-cluster", () => {
   test("the sample recipe holds on the fixture snapshot: CTRF on stdout, checks skipped, exit 0", async () => {
     const r = await aicr(["validate", "-r", SAMPLE, "-s", SNAPSHOT, "--no-cluster"]);
-    expect(r.stderr).toContain("aicr validate: runID=");
+    expect(r.stderr).toContain("validate run: runID=");
     expect(r.code).toBe(0);
     const ctrf = JSON.parse(r.stdout);
     expect(ctrf.reportFormat).toBe("CTRF");

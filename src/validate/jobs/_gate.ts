@@ -1,4 +1,4 @@
-import { AicrError } from "../../core/errors.ts";
+import { AicrError, bulletList } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { type AccessCheck, describeMissing, type ReviewOptions, reviewAll } from "../../kube/reviews.ts";
 import { VALIDATOR_CLUSTER_RULES } from "../_catalog.ts";
@@ -42,9 +42,13 @@ export function grantedChecks(namespace: string): { clusterRole: AccessCheck[]; 
 export async function checkValidatorPermissions(
   client: KubeClient,
   namespace: string,
-  options: Pick<ReviewOptions, "signal"> = {},
+  options: Pick<ReviewOptions, "signal"> & {
+    /** check-nvidia-smi is planned: the caller lists the nodes to run it on. */
+    listNodes?: boolean | undefined;
+  } = {},
 ): Promise<void> {
   const own = callerChecks(namespace);
+  if (options.listNodes) own.push({ verb: "list", group: "", resource: "nodes" });
   const granted = grantedChecks(namespace);
   const escalation: AccessCheck[] = [
     { verb: "escalate", group: RBAC, resource: "clusterroles" },
@@ -68,7 +72,7 @@ export async function checkValidatorPermissions(
   if (missing.length === 0) return;
   throw new AicrError(
     "UNAUTHORIZED",
-    `missing ${missing.length} permission(s) the validation run needs; nothing was created:\n  ${missing.join("\n  ")}`,
+    `missing ${missing.length} permission(s) the validation run needs; nothing was created:${bulletList(missing)}`,
     {
       remedy: `ask a cluster admin to grant these, or run with -n <a namespace you administer> (namespace now: ${namespace})`,
       context: { missing },

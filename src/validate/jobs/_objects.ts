@@ -22,7 +22,9 @@ import {
 import { type RunIdentity, runLabels } from "../../run/labels.ts";
 import { nameWithRunId, VALIDATOR_PREFIX } from "../../run/names.ts";
 import { VALIDATOR_CLUSTER_RULES, VALIDATOR_ENV } from "../_catalog.ts";
+import type { PodPlacement } from "../options.ts";
 import type { Phase } from "../recipe.ts";
+import { GPU_RESOURCE } from "../validator/_checks.ts";
 
 export const VALIDATION_COMPONENT = "validation";
 export const PHASE_LABEL = "aicr.run/phase";
@@ -56,7 +58,16 @@ export interface Ctx {
   names: ValidationNames;
   namespace: string;
   labels: Record<string, string>;
+  /** --node-selector, --toleration, --image-pull-secret: on every validator pod. */
+  placement?: PodPlacement | undefined;
 }
+
+/** `aicr-<check>-<n>-<runID>`: one Job per node of a per-node check. */
+export const nodeCheckJobName = (check: string, index: number, runId: string): string =>
+  nameWithRunId(`aicr-${check}-${index}`, runId);
+
+/** Tolerated by a pod that holds a GPU: the taint GPU pools commonly carry (as ExtendedResourceToleration adds). */
+const GPU_TOLERATION = { key: GPU_RESOURCE, operator: "Exists", effect: "NoSchedule" };
 
 /** The anchor: only the read rules the built-in validators use. Deleting it collects the run. */
 export const buildValidatorClusterRole = (c: Ctx): ClusterRole =>
@@ -107,14 +118,22 @@ export interface CheckJobInput {
   image: string;
   timeoutMs: number;
   owner: OwnerRef;
+  /** A per-node check: its pod is bound to this node, holds one GPU, and is told the node's name. */
+  node?: { name: string; index: number } | undefined;
 }
 
 const seccompProfile = { type: "RuntimeDefault" };
 
+type EnvVar = {
+  name: string;
+  value?: string;
+  valueFrom?: { fieldRef: { apiVersion: string; fieldPath: string } };
+};
+
 /** One validator Job: the binary's validator mode, PSS-restricted, reading its data through the API. */
 export function buildCheckJob(c: Ctx, j: CheckJobInput) {
   const labels = { ...c.labels, [PHASE_LABEL]: j.phase, [VALIDATOR_LABEL]: j.check };
-  const env = [
+  const env: EnvVar[] = [
     { name: "AICR_RUN_ID", value: j.runId },
     { name: VALIDATOR_ENV.name, value: j.check },
     { name: VALIDATOR_ENV.phase, value: j.phase },
@@ -125,11 +144,58 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
     { name: VALIDATOR_ENV.snapshotConfigMap, value: c.names.snapshotConfigMap },
     { name: VALIDATOR_ENV.recipeConfigMap, value: c.names.recipeConfigMap },
   ];
+  const node = j.node;
+  if (node)
+    env.push(
+      {
+        name: VALIDATOR_ENV.nodeName,
+        valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "spec.nodeName" } },
+      },
+      // The NVIDIA container toolkit mounts nvidia-smi into a container that asks for `utility`.
+      { name: "NVIDIA_DRIVER_CAPABILITIES", value: "utility" },
+    );
+  const placement = c.placement;
+  const tolerations = [...(placement?.tolerations ?? []), ...(node ? [GPU_TOLERATION] : [])];
+  const resources = node
+    ? {
+        requests: { cpu: "100m", memory: "128Mi", [GPU_RESOURCE]: "1" },
+        limits: { cpu: "500m", memory: "256Mi", [GPU_RESOURCE]: "1" },
+      }
+    : { requests: { cpu: "100m", memory: "128Mi" }, limits: { cpu: "500m", memory: "256Mi" } };
+  const affinity = node
+    ? {
+        // Bound to its node by name, as a DaemonSet's pods are.
+        nodeAffinity: {
+          requiredDuringSchedulingIgnoredDuringExecution: {
+            nodeSelectorTerms: [
+              { matchFields: [{ key: "metadata.name", operator: "In", values: [node.name] }] },
+            ],
+          },
+        },
+      }
+    : {
+        // Validators read the API only: keep them off GPU nodes when another node can take them.
+        nodeAffinity: {
+          preferredDuringSchedulingIgnoredDuringExecution: [
+            {
+              weight: 100,
+              preference: {
+                matchExpressions: [{ key: "nvidia.com/gpu.present", operator: "DoesNotExist" }],
+              },
+            },
+          ],
+        },
+      };
   return {
     apiVersion: "batch/v1",
     kind: "Job",
     metadata: {
-      ...objectMeta({ name: checkJobName(j.check, j.runId), namespace: c.namespace, labels, owner: j.owner }),
+      ...objectMeta({
+        name: node ? nodeCheckJobName(j.check, node.index, j.runId) : checkJobName(j.check, j.runId),
+        namespace: c.namespace,
+        labels,
+        owner: j.owner,
+      }),
       labels,
     },
     spec: {
@@ -141,19 +207,12 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
         metadata: { labels: { ...labels } },
         spec: {
           serviceAccountName: c.names.rbac,
-          // Validators read the API only: keep them off GPU nodes when another node can take them.
-          affinity: {
-            nodeAffinity: {
-              preferredDuringSchedulingIgnoredDuringExecution: [
-                {
-                  weight: 100,
-                  preference: {
-                    matchExpressions: [{ key: "nvidia.com/gpu.present", operator: "DoesNotExist" }],
-                  },
-                },
-              ],
-            },
-          },
+          affinity,
+          ...(placement?.nodeSelector ? { nodeSelector: { ...placement.nodeSelector } } : {}),
+          ...(tolerations.length > 0 ? { tolerations } : {}),
+          ...(placement && placement.imagePullSecrets.length > 0
+            ? { imagePullSecrets: placement.imagePullSecrets.map((name) => ({ name })) }
+            : {}),
           restartPolicy: "Never",
           securityContext: { runAsNonRoot: true, runAsUser: 65534, runAsGroup: 65534, seccompProfile },
           containers: [
@@ -165,10 +224,7 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
               env,
               terminationMessagePath: "/dev/termination-log",
               terminationMessagePolicy: "FallbackToLogsOnError",
-              resources: {
-                requests: { cpu: "100m", memory: "128Mi" },
-                limits: { cpu: "500m", memory: "256Mi" },
-              },
+              resources,
               securityContext: {
                 allowPrivilegeEscalation: false,
                 readOnlyRootFilesystem: true,

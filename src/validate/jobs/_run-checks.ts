@@ -1,10 +1,12 @@
 import type { Logger } from "../../core/log.ts";
 import { DEFAULT_IMAGE } from "../../core/version.ts";
 import type { KubeClient } from "../../kube/client.ts";
+import type { Json, V1Node } from "../../kube/types.ts";
 import type { OwnerRef } from "../../rbac/objects.ts";
 import { createAllBindingsLast, settleAll } from "../../run/create-owned.ts";
 import { ensureNamespace } from "../../run/namespace.ts";
 import { RunScope } from "../../run/scope.ts";
+import { NVIDIA_SMI_CHECK } from "../_catalog.ts";
 import type { CheckResult } from "../_report.ts";
 import type { Inputs, ValidateOptions } from "../options.ts";
 import { PHASES } from "../recipe.ts";
@@ -16,6 +18,7 @@ import {
   validationLabels,
   validationNames,
 } from "./_objects.ts";
+import { runNvidiaSmi } from "./_run-nvidia-smi.ts";
 import { runOneCheck } from "./_run-one.ts";
 
 export interface JobsIo {
@@ -42,9 +45,13 @@ export async function runValidationJobs(
     names: validationNames(io.runId),
     namespace: o.namespace,
     labels: validationLabels(identity),
+    placement: o.placement,
   };
   const image = o.image ?? DEFAULT_IMAGE;
-  await checkValidatorPermissions(io.client, o.namespace, { signal: io.signal });
+  const perNode = inputs.checks.some((c) => c.name === NVIDIA_SMI_CHECK && !c.skipped);
+  await checkValidatorPermissions(io.client, o.namespace, { signal: io.signal, listNodes: perNode });
+  // check-nvidia-smi's nodes are read before anything is created (a refusal leaves nothing behind).
+  const nodes = perNode ? (await io.client.list<Json<V1Node>>("v1", "Node")).items : [];
   await using scope = new RunScope({
     client: io.client,
     identity,
@@ -91,19 +98,22 @@ export async function runValidationJobs(
     io.log.info(`phase ${phase}: running ${checks.length} check(s)`);
     // Every check settles before a failure propagates: a Job create still in flight when cleanup
     // looks would be left to the garbage collector.
+    const one = {
+      client: io.client,
+      create,
+      ctx,
+      owner,
+      runId: io.runId,
+      image,
+      timeoutMs: o.timeoutMs,
+      signal: io.signal,
+      now: io.now,
+    };
     const settled = await Promise.allSettled(
       checks.map((c) =>
-        runOneCheck(c, {
-          client: io.client,
-          create,
-          ctx,
-          owner,
-          runId: io.runId,
-          image,
-          timeoutMs: o.timeoutMs,
-          signal: io.signal,
-          now: io.now,
-        }),
+        c.name === NVIDIA_SMI_CHECK
+          ? runNvidiaSmi(c, nodes, o.placement.nodeSelector, one)
+          : runOneCheck(c, one),
       ),
     );
     const rejected = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");

@@ -58,8 +58,15 @@ export interface RunOneIo {
   now: () => number;
 }
 
-/** Creates one check's Job, waits for its own pod, and reads the result from the exit code and output. */
-export async function runOneCheck(check: PlannedCheck, io: RunOneIo): Promise<CheckResult> {
+/**
+ * Creates one check's Job, waits for its own pod, and reads the result from the exit code and output.
+ * With `node`, the Job is that node's pod of a per-node check (check-nvidia-smi).
+ */
+export async function runOneCheck(
+  check: PlannedCheck,
+  io: RunOneIo,
+  node?: { name: string; index: number },
+): Promise<CheckResult> {
   const start = io.now();
   const row = (r: Omit<CheckResult, "suite" | "name" | "durationMs">): CheckResult => ({
     suite: check.phase,
@@ -75,6 +82,7 @@ export async function runOneCheck(check: PlannedCheck, io: RunOneIo): Promise<Ch
     image: io.image,
     timeoutMs: io.timeoutMs,
     owner: io.owner,
+    node,
   });
   // Each check has --timeout of its own, from its Job's create to its pod's end.
   using deadline = startDeadline(io.signal, io.timeoutMs, {

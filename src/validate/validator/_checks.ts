@@ -51,7 +51,7 @@ export function operatorHealth(policies: readonly ClusterPolicy[], pods: readonl
 }
 
 const gpus = (n: Node): number => Number(n.status?.allocatable?.[GPU_RESOURCE] ?? "0") || 0;
-const isGpuNode = (n: Node): boolean =>
+export const isGpuNode = (n: Node): boolean =>
   n.metadata?.labels?.["nvidia.com/gpu.present"] === "true" ||
   Number(n.status?.capacity?.[GPU_RESOURCE] ?? 0) > 0;
 
@@ -136,4 +136,72 @@ export function gpuOperatorVersion(constraint: string | undefined, pods: readonl
     message: `deployed GPU Operator ${tag}; ${VERSION_CONSTRAINT} expects ${describeExpression(expr)}`,
     details,
   };
+}
+
+const capacityOf = (n: Node | undefined, field: "capacity" | "allocatable"): number =>
+  Number(n?.status?.[field]?.[GPU_RESOURCE] ?? "0") || 0;
+
+/**
+ * The GPU nodes check-nvidia-smi runs on: GPU nodes (labelled nvidia.com/gpu.present=true or with
+ * nvidia.com/gpu capacity) matching the --node-selector, sorted by name; above `max`, `max` of them
+ * evenly spaced over that order (the same cluster always gives the same sample).
+ */
+export function sampleGpuNodes(
+  nodes: readonly Node[],
+  selector: Readonly<Record<string, string>> | undefined,
+  max: number,
+): { nodes: Node[]; total: number } {
+  const matching = nodes
+    .filter(isGpuNode)
+    .filter((n) => Object.entries(selector ?? {}).every(([k, v]) => n.metadata?.labels?.[k] === v))
+    .sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
+  if (matching.length <= max) return { nodes: matching, total: matching.length };
+  const picked: Node[] = [];
+  for (let i = 0; i < max; i++) picked.push(matching[Math.floor((i * matching.length) / max)] as Node);
+  return { nodes: picked, total: matching.length };
+}
+
+/** A node check-nvidia-smi cannot place a pod on: it has no allocatable GPU to hold. */
+export const hasAllocatableGpu = (n: Node): boolean => capacityOf(n, "allocatable") > 0;
+
+/** What nvidia-smi said on the node: a GPU count, or why there is none. */
+export type SmiReading = { gpus: number } | { problem: string };
+
+/**
+ * One node's check-nvidia-smi verdict: nvidia-smi's GPU count must equal the node's nvidia.com/gpu
+ * capacity (what the device plugin registered). The message names the node and both counts.
+ */
+export function nvidiaSmiVerdict(nodeName: string, node: Node | undefined, smi: SmiReading): Verdict {
+  const capacity = capacityOf(node, "capacity");
+  const allocatable = capacityOf(node, "allocatable");
+  const counts = `capacity ${GPU_RESOURCE}=${capacity}, allocatable ${allocatable}`;
+  const details = [`node ${nodeName}: ${counts}`];
+  if ("problem" in smi)
+    return { status: "failed", message: `node ${nodeName}: ${smi.problem} (${counts})`, details };
+  details.push(`node ${nodeName}: nvidia-smi reports ${smi.gpus} GPU(s)`);
+  if (!node)
+    return {
+      status: "failed",
+      message: `node ${nodeName}: nvidia-smi reports ${smi.gpus} GPU(s), but the node object could not be read`,
+      details,
+    };
+  if (smi.gpus !== capacity)
+    return {
+      status: "failed",
+      message: `node ${nodeName}: nvidia-smi reports ${smi.gpus} GPU(s), but the node's ${counts}`,
+      details,
+    };
+  return {
+    status: "passed",
+    message: `node ${nodeName}: nvidia-smi reports ${smi.gpus} GPU(s), matching ${counts}`,
+    details,
+  };
+}
+
+/** The GPU count in `nvidia-smi -q -x` output: attached_gpus, else the number of <gpu> elements. */
+export function smiGpuCount(xml: string): number | undefined {
+  if (!/<nvidia_smi_log[\s>]/.test(xml)) return undefined;
+  const attached = /<attached_gpus>\s*(\d+)\s*<\/attached_gpus>/.exec(xml)?.[1];
+  if (attached !== undefined) return Number(attached);
+  return [...xml.matchAll(/<gpu[\s>]/g)].length;
 }

@@ -3,17 +3,19 @@ import { AicrError, ExitStatus } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../kube/types.ts";
 import { parseSnapshot } from "../../snapshot/schema.ts";
-import { findValidator, VALIDATOR_ENV } from "../_catalog.ts";
+import { findValidator, NVIDIA_SMI_CHECK, VALIDATOR_ENV, VALIDATORS } from "../_catalog.ts";
 import { pickDataKey } from "../_inputs.ts";
 import { parseRecipe, phaseConstraint } from "../recipe.ts";
 import {
   expectedResources,
   GPU_OPERATOR_NAMESPACE,
   gpuOperatorVersion,
+  nvidiaSmiVerdict,
   operatorHealth,
   VERSION_CONSTRAINT,
   type Verdict,
 } from "./_checks.ts";
+import { readNvidiaSmi } from "./_smi.ts";
 
 const TERMINATION_LOG = "/dev/termination-log";
 
@@ -50,13 +52,15 @@ export async function runValidatorCheck(
   name: string,
   client: KubeClient,
   env: Readonly<Record<string, string | undefined>>,
+  signal: AbortSignal = new AbortController().signal,
 ): Promise<Verdict> {
   const entry = findValidator(name);
   if (!entry) {
     throw new AicrError("INVALID_REQUEST", `unknown validator ${JSON.stringify(name)}`, {
-      remedy: "use one of: operator-health, expected-resources, gpu-operator-version",
+      remedy: `use one of: ${VALIDATORS.map((v) => v.name).join(", ")}`,
     });
   }
+  if (entry.name === NVIDIA_SMI_CHECK) return checkNvidiaSmi(client, env, signal);
   const namespace = required(env, VALIDATOR_ENV.namespace);
   const snapshotName = required(env, VALIDATOR_ENV.snapshotConfigMap);
   const recipeName = required(env, VALIDATOR_ENV.recipeConfigMap);
@@ -78,6 +82,23 @@ export async function runValidatorCheck(
     default:
       return gpuOperatorVersion(phaseConstraint(recipe, entry.phase, VERSION_CONSTRAINT), await pods(client));
   }
+}
+
+/**
+ * check-nvidia-smi in its pod on one GPU node: nvidia-smi's count against the node's own
+ * nvidia.com/gpu capacity (get nodes/<its node>, which the validator ClusterRole already grants).
+ */
+async function checkNvidiaSmi(
+  client: KubeClient,
+  env: Readonly<Record<string, string | undefined>>,
+  signal: AbortSignal,
+): Promise<Verdict> {
+  const nodeName = required(env, VALIDATOR_ENV.nodeName);
+  const [node, smi] = await Promise.all([
+    client.get<Json<V1Node>>({ apiVersion: "v1", kind: "Node", name: nodeName }),
+    readNvidiaSmi(env, signal),
+  ]);
+  return nvidiaSmiVerdict(nodeName, node, smi);
 }
 
 /** Prints the verdict, leaves the termination message, and turns it into the container's exit code. */

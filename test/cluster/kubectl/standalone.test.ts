@@ -212,7 +212,7 @@ for (const backend of BACKENDS) {
         expect({ code: val.code, err: val.code ? val.stderr : "" }).toEqual({ code: 0, err: "" });
         const report = JSON.parse(val.stdout).results;
         expect(report.summary).toMatchObject({ tests: 8, passed: 8, failed: 0 });
-        const valId = val.stderr.match(/^aicr validate: runID=(\S+)$/m)?.[1];
+        const valId = val.stderr.match(/^validate run: runID=(\S+)$/m)?.[1];
         expect(valId).toBeDefined();
         await nothingLeft(valId!);
       },

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
 import type { ArgsDef } from "citty";
-import { normalizeArgv } from "../../../src/commands/_argv.ts";
+import { givenFlags, normalizeArgv } from "../../../src/commands/_argv.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
 import { nearest } from "../../../src/core/suggest.ts";
 
@@ -62,4 +62,11 @@ test("nearest: typos within two edits, a swap counting as one", () => {
   expect(nearest("snapsht", ["snapshot", "validate"])).toBe("snapshot");
   expect(nearest("valdiate", ["snapshot", "validate"])).toBe("validate");
   expect(nearest("deploy", ["snapshot", "validate"])).toBeUndefined();
+});
+
+test("givenFlags: the declared key of every flag given, whatever its spelling; nothing after --", () => {
+  const argv = normalizeArgv("cmd", ["sa", "-ndemo", "-q", "--no-privileged", "--", "--timeout", "1m"], ARGS);
+  expect([...givenFlags(argv, ARGS)].sort()).toEqual(["namespace", "privileged", "quiet"]);
+  expect([...givenFlags(["--privileged=no", "--output=x"], ARGS)].sort()).toEqual(["output", "privileged"]);
+  expect(givenFlags([], ARGS).size).toBe(0);
 });

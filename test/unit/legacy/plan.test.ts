@@ -1,5 +1,6 @@
 import { describe, expect, test } from "bun:test";
 import { buildPlan, toDelete } from "../../../src/legacy/_plan.ts";
+import { ORIGINAL_DISCOVER_NETWORK_RULES } from "../../../src/legacy/_rule-subset.ts";
 import type { Plan, PlanEntry } from "../../../src/legacy/types.ts";
 import { CLUSTER_BASELINE_RULES, DISCOVER_NETWORK_RULES, toPolicyRule } from "../../../src/rbac/rules.ts";
 import {
@@ -80,7 +81,11 @@ describe("buildPlan", () => {
 
   test("older 3-rule, 6-rule and discover-network ClusterRoles, split differently, all count as aicr's", () => {
     const three = CLUSTER_BASELINE_RULES.slice(0, 3).map(toPolicyRule);
-    const all = [...CLUSTER_BASELINE_RULES, ...DISCOVER_NETWORK_RULES].map(toPolicyRule);
+    const all = [
+      ...CLUSTER_BASELINE_RULES,
+      ...DISCOVER_NETWORK_RULES,
+      ...ORIGINAL_DISCOVER_NETWORK_RULES,
+    ].map(toPolicyRule);
     const merged = [{ apiGroups: [""], resources: ["nodes", "pods"], verbs: ["get", "list"] }];
     for (const rules of [three, CLUSTER_BASELINE_RULES.map(toPolicyRule), all, merged, []]) {
       expect(find(buildPlan(observation([clusterRole(rules)]), defaults), "ClusterRole").action).toBe(

@@ -1,5 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { grantsBeyond, LEGACY_CLUSTER_GRANTS, summarize } from "../../../src/legacy/_rule-subset.ts";
+import {
+  grantsBeyond,
+  LEGACY_CLUSTER_GRANTS,
+  ORIGINAL_DISCOVER_NETWORK_RULES,
+  summarize,
+} from "../../../src/legacy/_rule-subset.ts";
+import { CLUSTER_BASELINE_RULES, DISCOVER_NETWORK_RULES } from "../../../src/rbac/rules.ts";
 
 describe("grantsBeyond", () => {
   test("compares per group, resource and verb, so regrouped rules still match", () => {
@@ -25,6 +31,25 @@ describe("grantsBeyond", () => {
     expect(
       grantsBeyond([{ apiGroups: ["*"], resources: ["nodes"], verbs: ["get"] }], LEGACY_CLUSTER_GRANTS),
     ).toEqual(["get nodes (*)"]);
+  });
+
+  test("the original's mutating --discover-network set is still recognised, though aicr no longer grants it", () => {
+    const original = [...CLUSTER_BASELINE_RULES, ...ORIGINAL_DISCOVER_NETWORK_RULES];
+    expect(grantsBeyond(original, LEGACY_CLUSTER_GRANTS)).toEqual([]);
+    expect(
+      grantsBeyond([...CLUSTER_BASELINE_RULES, ...DISCOVER_NETWORK_RULES], LEGACY_CLUSTER_GRANTS),
+    ).toEqual([]);
+    // The nine rules as the original granted them, eight mutating.
+    expect(ORIGINAL_DISCOVER_NETWORK_RULES).toHaveLength(9);
+    const texts = ORIGINAL_DISCOVER_NETWORK_RULES.map((r) => `${r.verbs.join(",")} ${r.resources.join(",")}`);
+    expect(texts).toContain("create pods/exec");
+    expect(texts).toContain("patch nodes");
+    expect(texts).toContain("get,patch nicclusterpolicies");
+    // The grant today is not within the original's discovery set alone (list nicclusterpolicies is new),
+    // so the union keeps both.
+    expect(grantsBeyond(DISCOVER_NETWORK_RULES, ORIGINAL_DISCOVER_NETWORK_RULES)).toEqual([
+      "list nicclusterpolicies (mellanox.com)",
+    ]);
   });
 
   test("summarize shows the first few and counts the rest", () => {

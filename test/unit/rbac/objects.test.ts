@@ -57,7 +57,7 @@ describe("the agent run's RBAC", () => {
     }
   });
 
-  test("rules come from the catalog: the Role 2, the ClusterRole 6, or 15 with discover-network", () => {
+  test("rules come from the catalog: the Role 2, the ClusterRole 6, or 8 with discover-network", () => {
     expect(buildAgentRole(run).rules).toEqual(NAMESPACED_RULES.map(toPolicyRule));
     expect(buildAgentRole(run).rules).toHaveLength(2);
     const baseline = buildAgentClusterRole({ ...run, discoverNetwork: false }).rules;
@@ -66,7 +66,7 @@ describe("the agent run's RBAC", () => {
     const discovery = buildAgentClusterRole({ ...run, discoverNetwork: true }).rules;
     expect(discovery).toEqual(clusterRules({ discoverNetwork: true }).map(toPolicyRule));
     expect(discovery).toHaveLength(CLUSTER_BASELINE_RULES.length + DISCOVER_NETWORK_RULES.length);
-    expect(discovery).toHaveLength(15);
+    expect(discovery).toHaveLength(8);
     // The catalog's reasons stay out of the objects.
     expect(JSON.stringify(discovery)).not.toContain("reason");
   });

@@ -1,10 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import {
-  compareVersions,
-  evaluate,
-  parseExpression,
-  parseVersion,
-} from "../../../src/validate/_expression.ts";
+import { compareVersions, parseVersion, sameVersion } from "../../../src/core/versions.ts";
+import { evaluate, parseExpression } from "../../../src/validate/_expression.ts";
 
 const holds = (actual: string, value: string): boolean => evaluate(actual, parseExpression(value)).holds;
 
@@ -66,5 +62,21 @@ describe("evaluate", () => {
     expect(holds("ubuntu", "== ubuntu")).toBe(true);
     expect(evaluate("b", parseExpression("> a"))).toEqual({ holds: true, as: "string" });
     expect(evaluate("1.2", parseExpression(">= 1.1"))).toEqual({ holds: true, as: "version" });
+  });
+});
+
+describe("sameVersion (diff's equality, from the same parse)", () => {
+  const v = (s: string) => parseVersion(s) ?? { parts: [], suffix: "" };
+  test("a leading v and a written-out zero are the same version", () => {
+    expect(sameVersion(v("v1.33.4"), v("1.33.4"))).toBe(true);
+    expect(sameVersion(v("1.33"), v("1.33.0"))).toBe(true);
+  });
+  test("a more precise side or another suffix is a different version", () => {
+    expect(sameVersion(v("1.33"), v("1.33.4"))).toBe(false);
+    expect(sameVersion(v("v1.33.4-eks-1"), v("v1.33.4-eks-2"))).toBe(false);
+    expect(sameVersion(v("v1.33.4-eks-1"), v("1.33.4-eks-1"))).toBe(true);
+  });
+  test("constraints still compare at the lower precision", () => {
+    expect(evaluate("1.33.4", parseExpression("== 1.33")).holds).toBe(true);
   });
 });

@@ -58,7 +58,7 @@ test("the five run labels with component=validation; Jobs add phase and validato
   expect(job.spec.activeDeadlineSeconds).toBe(151);
   const pod = job.spec.template.spec;
   expect(pod.serviceAccountName).toBe(ctx.names.rbac);
-  expect(pod.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution[0]?.preference).toEqual({
+  expect(pod.affinity.nodeAffinity.preferredDuringSchedulingIgnoredDuringExecution?.[0]?.preference).toEqual({
     matchExpressions: [{ key: "nvidia.com/gpu.present", operator: "DoesNotExist" }],
   });
   expect(pod.containers[0]?.args).toEqual(["validator", "operator-health"]);
@@ -132,4 +132,52 @@ test("options: defaults, the table only on a terminal, phases de-duplicated", ()
     resolveValidateOptions({ recipe: "cm://a/b", phases: [], skipChecks: [], output: "f.json" }, {}, true)
       .recipe,
   ).toEqual({ kind: "configmap", ref: { namespace: "a", name: "b" } });
+});
+
+test("placement flags reach every validator pod; a per-node check is bound to its node and holds one GPU", () => {
+  const placement = {
+    nodeSelector: { pool: "gpu" },
+    tolerations: [{ key: "dedicated", operator: "Equal" as const, value: "ml", effect: "NoSchedule" }],
+    imagePullSecrets: ["regcred"],
+  };
+  const placed = { ...ctx, placement };
+  const base = { phase: "deployment" as const, runId: RUN, image: "img", timeoutMs: 60_000, owner };
+  const plain = buildCheckJob(placed, { ...base, check: "operator-health" }).spec.template.spec;
+  expect(plain.nodeSelector).toEqual({ pool: "gpu" });
+  expect(plain.tolerations).toEqual(placement.tolerations);
+  expect(plain.imagePullSecrets).toEqual([{ name: "regcred" }]);
+  expect(plain.containers[0]?.resources.requests).toEqual({ cpu: "100m", memory: "128Mi" });
+  const job = buildCheckJob(placed, {
+    ...base,
+    check: "check-nvidia-smi",
+    node: { name: "gpu-node-1", index: 3 },
+  });
+  expect(job.metadata.name).toBe(`aicr-check-nvidia-smi-3-${RUN}`);
+  const pod = job.spec.template.spec;
+  expect(pod.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution?.nodeSelectorTerms).toEqual(
+    [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["gpu-node-1"] }] }],
+  );
+  expect(pod.containers[0]?.resources.limits["nvidia.com/gpu"]).toBe("1");
+  expect(pod.containers[0]?.resources.requests["nvidia.com/gpu"]).toBe("1");
+  expect(pod.tolerations).toEqual([
+    ...placement.tolerations,
+    { key: "nvidia.com/gpu", operator: "Exists", effect: "NoSchedule" },
+  ]);
+  expect(pod.containers[0]?.env).toContainEqual({
+    name: "AICR_NODE_NAME",
+    valueFrom: { fieldRef: { apiVersion: "v1", fieldPath: "spec.nodeName" } },
+  });
+  // Without placement flags the pods are as before: no selector, no tolerations, no pull secrets.
+  const bare = buildCheckJob(ctx, { ...base, check: "operator-health" }).spec.template.spec;
+  expect([bare.nodeSelector, bare.tolerations, bare.imagePullSecrets]).toEqual([
+    undefined,
+    undefined,
+    undefined,
+  ]);
+});
+
+test("the validator ClusterRole is unchanged by check-nvidia-smi: reads of nodes, pods and ClusterPolicies only", () => {
+  expect(VALIDATOR_CLUSTER_RULES.flatMap((r) => r.verbs.map((v) => `${v} ${r.resources.join(",")}`))).toEqual(
+    ["get nodes", "list nodes", "get pods", "list pods", "get clusterpolicies", "list clusterpolicies"],
+  );
 });

@@ -1,0 +1,145 @@
+import { open } from "node:fs/promises";
+import * as v from "valibot";
+import { parse as parseYaml } from "yaml";
+import { AicrError, bulletList } from "../core/errors.ts";
+import { formatIssuePath } from "../snapshot/schema.ts";
+
+/**
+ * A k8s-launch-kit (l8k) cluster-config.yaml, as `l8k discover` writes it: settings sections
+ * (networkOperator, docaDriver, sriov, nvIpam, …) and `clusterConfig`, a list of node groups, each
+ * with its machine type, link type, capabilities, PFs and worker nodes. Only the fields aicr reads
+ * are checked; every other field is kept (as readings, see _network-readings.ts).
+ */
+
+/** Far above any real file (a few KiB); bounds what a bad path can make the agent read. */
+export const MAX_CLUSTER_CONFIG_BYTES = 1024 * 1024;
+
+const str = v.string("expected a string");
+const hexOrNumber = v.union([str, v.pipe(v.number(), v.integer())], "expected a PCI device ID such as 1021");
+const count = v.pipe(v.number("expected a number"), v.integer("expected an integer"), v.minValue(0));
+
+const PfSchema = v.looseObject(
+  {
+    deviceID: v.optional(hexOrNumber),
+    rdmaDevice: v.optional(str),
+    pciAddress: v.optional(str),
+    networkInterface: v.optional(str),
+    traffic: v.optional(str),
+    rail: v.optional(count),
+    psid: v.optional(str),
+    partNumber: v.optional(str),
+    model: v.optional(str),
+    numaNode: v.optional(v.pipe(v.number("expected a number"), v.integer("expected an integer"))),
+  },
+  "expected a map",
+);
+
+const GroupSchema = v.looseObject(
+  {
+    identifier: v.optional(v.nullable(str)),
+    machineType: v.optional(str),
+    productType: v.optional(str),
+    linkType: v.optional(str),
+    capabilities: v.optional(
+      v.nullable(
+        v.looseObject(
+          {
+            nodes: v.optional(
+              v.nullable(
+                v.looseObject(
+                  {
+                    sriov: v.optional(v.boolean("expected true or false")),
+                    rdma: v.optional(v.boolean("expected true or false")),
+                    ib: v.optional(v.boolean("expected true or false")),
+                  },
+                  "expected a map",
+                ),
+              ),
+            ),
+          },
+          "expected a map",
+        ),
+      ),
+    ),
+    pfs: v.optional(v.nullable(v.array(PfSchema, "expected a list of PFs"))),
+    workerNodes: v.optional(v.nullable(v.array(str, "expected a list of node names"))),
+    nodeSelector: v.optional(v.nullable(v.record(v.string(), str, "expected a map of strings"))),
+  },
+  "expected a map",
+);
+
+export const ClusterConfigSchema = v.looseObject(
+  { clusterConfig: v.optional(v.nullable(v.array(GroupSchema, "expected a list of node groups"))) },
+  "expected a map (a k8s-launch-kit cluster-config.yaml)",
+);
+
+export type ClusterConfig = v.InferOutput<typeof ClusterConfigSchema>;
+export type ClusterConfigGroup = v.InferOutput<typeof GroupSchema>;
+
+const REMEDY =
+  "pass the cluster-config.yaml that `l8k discover` wrote (a regular YAML file of at most 1 MiB), or leave --cluster-config out";
+
+const bad = (path: string, message: string, extra: { cause?: unknown; problems?: string[] } = {}) =>
+  new AicrError("INVALID_REQUEST", `--cluster-config ${JSON.stringify(path)}: ${message}`, {
+    remedy: REMEDY,
+    cause: extra.cause,
+    context: {
+      field: "--cluster-config",
+      value: path,
+      ...(extra.problems ? { problems: extra.problems } : {}),
+    },
+  });
+
+async function readBounded(path: string): Promise<string> {
+  let handle: Awaited<ReturnType<typeof open>>;
+  try {
+    handle = await open(path, "r");
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw bad(path, code === "ENOENT" ? "no such file" : `cannot be opened (${code ?? "error"})`, {
+      cause: err,
+    });
+  }
+  try {
+    const info = await handle.stat();
+    if (!info.isFile()) throw bad(path, "is not a regular file");
+    if (info.size > MAX_CLUSTER_CONFIG_BYTES)
+      throw bad(path, `is ${info.size} bytes; expected at most ${MAX_CLUSTER_CONFIG_BYTES}`);
+    // Read one byte past the bound: a file that grows after the stat is still refused.
+    const buffer = Buffer.alloc(MAX_CLUSTER_CONFIG_BYTES + 1);
+    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
+    if (bytesRead > MAX_CLUSTER_CONFIG_BYTES)
+      throw bad(path, `is larger than ${MAX_CLUSTER_CONFIG_BYTES} bytes`);
+    return buffer.subarray(0, bytesRead).toString("utf8");
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Parses and checks a cluster-config.yaml's text; every problem named by its path. */
+export function parseClusterConfig(text: string, path: string): ClusterConfig {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text, { prettyErrors: true });
+  } catch (err) {
+    throw bad(path, `is not valid YAML: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, {
+      cause: err,
+    });
+  }
+  if (Array.isArray(raw) || (raw !== null && raw !== undefined && typeof raw !== "object"))
+    throw bad(path, "expected a map (a k8s-launch-kit cluster-config.yaml) at the top level");
+  const result = v.safeParse(ClusterConfigSchema, raw ?? {});
+  if (result.success) return result.output;
+  const problems = result.issues.map((i) => `${formatIssuePath(i)}: ${i.message}`);
+  throw bad(path, `does not look like a k8s-launch-kit cluster config:${bulletList(problems)}`, { problems });
+}
+
+/**
+ * Reads and checks `--cluster-config` / AICR_CLUSTER_CONFIG_PATH: a regular file of at most 1 MiB,
+ * YAML, in the shape above. Any problem is INVALID_REQUEST naming the file and the field; the command
+ * layer calls this before its first request, the collector again when it reads the file.
+ */
+export async function checkClusterConfigFile(path: string): Promise<ClusterConfig> {
+  if (path.trim() === "") throw bad(path, "is empty; expected a file path");
+  return parseClusterConfig(await readBounded(path), path);
+}

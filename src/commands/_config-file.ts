@@ -1,0 +1,215 @@
+/**
+ * `--config <file>`: an AICRConfig document whose `spec.<command>` section gives that command's flags
+ * values. Read after the command is known and its argv checked (_argv.ts), before citty parses it: the
+ * section becomes flag tokens for every flag absent from the command line, put in front of the
+ * operator's argv, so every parser, default and pre-flight check applies to them unchanged. Every
+ * problem is an INVALID_REQUEST naming its path in the document, before any request. Only a local
+ * file is read: a URL is refused (aicr never fetches a config; an air-gapped host behaves the same).
+ */
+import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
+import type { ArgsDef } from "citty";
+import * as v from "valibot";
+import { parse as parseYaml } from "yaml";
+import { AicrError } from "../core/errors.ts";
+import { nearest } from "../core/suggest.ts";
+import { flagValues, givenFlags } from "./_argv.ts";
+import { at, CONFIG_GROUPS, type ConfigEntry, mapConfigEntries } from "./_config-flags.ts";
+
+const isMap = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+
+export const CONFIG_API_VERSION = "aicr.run/v1";
+export const CONFIG_KIND = "AICRConfig";
+/** Largest config file read: it holds flag values only. */
+export const CONFIG_MAX_BYTES = 1024 * 1024;
+
+const Section = v.nullish(
+  v.custom<Record<string, unknown>>((x) => isMap(x), "expected a map of flag names to values"),
+);
+const TOP_KEYS = ["apiVersion", "kind", "metadata", "spec"];
+const SPEC_KEYS = ["snapshot", "validate"];
+
+const ConfigSchema = v.strictObject(
+  {
+    apiVersion: v.literal(CONFIG_API_VERSION, `expected "${CONFIG_API_VERSION}"`),
+    kind: v.literal(CONFIG_KIND, `expected "${CONFIG_KIND}"`),
+    metadata: v.optional(v.record(v.string(), v.unknown(), "expected a map")),
+    spec: v.strictObject(
+      Object.fromEntries(SPEC_KEYS.map((k) => [k, v.optional(Section)])) as Record<
+        "snapshot" | "validate",
+        v.OptionalSchema<typeof Section, undefined>
+      >,
+      "expected a map with snapshot and/or validate",
+    ),
+  },
+  `expected an AICRConfig document (apiVersion: ${CONFIG_API_VERSION}, kind: ${CONFIG_KIND}, spec)`,
+);
+
+const REMEDY = "fix the listed keys (examples/aicr-config.yaml lists every key)";
+
+function issueText(issue: v.BaseIssue<unknown>): string {
+  const keys = (issue.path ?? []).map((p) => String(p.key));
+  const path = keys.length ? keys.reduce((out, k) => (out ? at(out, k) : k), "") : "(document)";
+  if (issue.expected === "never" && keys.length) {
+    const guess = nearest(keys.at(-1) ?? "", keys.length === 1 ? TOP_KEYS : SPEC_KEYS);
+    return `${path}: unknown key${guess ? `: did you mean "${guess}"?` : ""}`;
+  }
+  if (keys.length && issue.received === "undefined") return `${path}: required but missing`;
+  return `${path}: ${issue.message}`;
+}
+
+const refuse = (file: string, message: string, remedy: string, cause?: unknown) =>
+  new AicrError("INVALID_REQUEST", `--config ${JSON.stringify(file)}: ${message}`, {
+    remedy,
+    cause,
+    context: { flag: "--config", path: file },
+  });
+
+/** The file's text: a regular, readable file of at most 1 MiB, UTF-8. */
+export function readConfigFile(file: string): string {
+  if (file === "") throw refuse(file, "expected a file path", "write --config <file>");
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file))
+    throw refuse(
+      file,
+      "a URL; aicr reads a config only from a local file",
+      "download it first and pass the file: aicr never fetches a config, so a run behaves the same on an air-gapped host",
+    );
+  const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
+  const checkStat = (stat: { isFile(): boolean; isDirectory(): boolean; size: number }) => {
+    if (!stat.isFile())
+      throw refuse(
+        file,
+        `not a regular file${stat.isDirectory() ? " (a directory)" : ""}`,
+        "pass the path of an AICRConfig file",
+      );
+    if (stat.size > CONFIG_MAX_BYTES)
+      throw refuse(
+        file,
+        `${stat.size} bytes, above the 1 MiB limit of a config file`,
+        "a config holds flag values only: check that the path names the AICRConfig file",
+      );
+  };
+  let fd: number | undefined;
+  try {
+    // stat first: opening a FIFO would block until something writes to it.
+    checkStat(statSync(file));
+    fd = openSync(file, "r");
+    checkStat(fstatSync(fd));
+    const buf = Buffer.alloc(CONFIG_MAX_BYTES + 1);
+    let n = 0;
+    for (let got = -1; got !== 0 && n < buf.length; n += got)
+      got = readSync(fd, buf, n, buf.length - n, null);
+    if (n > CONFIG_MAX_BYTES) checkStat({ isFile: () => true, isDirectory: () => false, size: n });
+    try {
+      return new TextDecoder("utf-8", { fatal: true }).decode(buf.subarray(0, n));
+    } catch (err) {
+      throw refuse(file, "not UTF-8 text", "pass an AICRConfig file in YAML or JSON", err);
+    }
+  } catch (err) {
+    if (err instanceof AicrError) throw err;
+    if (code(err) === "ENOENT" || code(err) === "ENOTDIR")
+      throw refuse(
+        file,
+        "no such file",
+        "pass the path of an AICRConfig file (see examples/aicr-config.yaml)",
+      );
+    if (code(err) === "EACCES" || code(err) === "EPERM")
+      throw refuse(file, "not readable (permission denied)", "check the file's permissions", err);
+    throw refuse(file, `cannot be read (${(err as Error).message})`, "pass a readable local file", err);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+}
+
+/** The entries of `spec.<command>`: its own keys and those of its groups (agent, input), by path. */
+export function configEntries(
+  command: string,
+  text: string,
+  file: string,
+): { entries: ConfigEntry[]; problems: string[] } {
+  let raw: unknown;
+  try {
+    raw = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
+  } catch (err) {
+    const first = String((err as Error).message).split("\n")[0];
+    throw refuse(file, `not valid YAML or JSON: ${first}`, "fix the syntax at the position shown", err);
+  }
+  // valibot takes a list for a map: a document that is not a map is refused here.
+  const result = isMap(raw) ? v.safeParse(ConfigSchema, raw) : undefined;
+  const problems = !result
+    ? [
+        `(document): expected an AICRConfig document (apiVersion: ${CONFIG_API_VERSION}, kind: ${CONFIG_KIND}, spec)`,
+      ]
+    : result.success
+      ? []
+      : result.issues.map(issueText);
+  // The section is read even when the envelope has problems elsewhere: every problem is told at once.
+  const spec = isMap(raw) && isMap(raw.spec) ? raw.spec : {};
+  const section = isMap(spec[command]) ? spec[command] : undefined;
+  const entries: ConfigEntry[] = [];
+  const base = `spec.${command}`;
+  const groups = CONFIG_GROUPS[command] ?? {};
+  for (const [key, value] of Object.entries(section ?? {})) {
+    const allowed = groups[key];
+    if (allowed === undefined) {
+      entries.push({ path: at(base, key), key, value });
+      continue;
+    }
+    const path = at(base, key);
+    if (value === null || value === undefined) continue;
+    if (!isMap(value)) {
+      problems.push(`${path}: expected a map of flag names to values`);
+      continue;
+    }
+    for (const [inner, innerValue] of Object.entries(value)) {
+      if (allowed !== "any" && !allowed.includes(inner)) {
+        const guess = nearest(inner, allowed);
+        problems.push(
+          `${at(path, inner)}: unknown key (${key} takes ${allowed.join(", ")})${guess ? `: did you mean "${guess}"?` : ""}`,
+        );
+        continue;
+      }
+      entries.push({ path: at(path, inner), key: inner, value: innerValue });
+    }
+  }
+  return { entries, problems };
+}
+
+const invalid = (file: string, problems: string[]) =>
+  new AicrError(
+    "INVALID_REQUEST",
+    `config ${JSON.stringify(file)} is invalid: ${problems.length} problem(s):\n  ${problems.join("\n  ")}`,
+    { remedy: REMEDY, context: { flag: "--config", path: file, problems } },
+  );
+
+/**
+ * The config's tokens in front of the checked argv (normalizeArgv's output), for the flags the
+ * command line does not give; argv unchanged without --config. `command` names the section.
+ */
+export function applyConfigText(
+  command: string,
+  argv: readonly string[],
+  args: ArgsDef,
+  text: string,
+  file: string,
+): string[] {
+  const read = configEntries(command, text, file);
+  const mapped = mapConfigEntries(command, read.entries, args, givenFlags(argv, args));
+  const problems = [...read.problems, ...mapped.problems];
+  if (problems.length) throw invalid(file, problems);
+  const { tokens } = mapped;
+  return [...tokens, ...argv];
+}
+
+/** `--config` read and applied (see applyConfigText); argv unchanged when the flag is absent. */
+export function applyConfigFile(command: string, argv: readonly string[], args: ArgsDef): string[] {
+  const files = flagValues(argv, "config");
+  if (files.length === 0) return [...argv];
+  if (files.length > 1)
+    throw new AicrError("INVALID_REQUEST", `--config given ${files.length} times`, {
+      remedy: "pass one config file; flags on the command line override its values",
+      context: { flag: "--config", values: files },
+    });
+  const file = files[0] ?? "";
+  return applyConfigText(command, argv, args, readConfigFile(file), file);
+}

@@ -1,0 +1,573 @@
+import { AicrError } from "../core/errors.ts";
+import type { Snapshot } from "./schema.ts";
+
+/**
+ * `--template`: a small subset of Go's text/template over the snapshot (pure; no I/O, no code).
+ *
+ *   {{ .metadata.timestamp }}            a field of the dot (keys may contain '-': .metadata.source-node)
+ *   {{ reading "GPU.smi.gpu-count" }}    one reading by <Type>.<subtype>.<key>; empty when absent
+ *   {{ range .measurements }}…{{ else }}…{{ end }}   lists in order, maps in key order; the dot is each element
+ *   {{ range $k, $v := .data }}…{{ end }}            the key (or index) and the value as variables
+ *   {{ if COND }}…{{ else if COND }}…{{ else }}…{{ end }}
+ *   {{ X | default "n/a" }}              a pipe hands its value to the next function as the last argument
+ *   functions: reading, default, eq, ne, not, and, or, len, index, lower, upper, join, json
+ *   $ is the whole snapshot; {{- and -}} trim the whitespace next to them; {{/* … *\/}} is a comment.
+ *
+ * A missing field or reading renders empty (test with `if` or `default`). Bounds: 256 KiB of template
+ * text, 4 MiB of output, 100 000 loop iterations, nesting 64 deep. Errors name line:column.
+ */
+
+export const TEMPLATE_MAX_BYTES = 256 * 1024;
+export const TEMPLATE_MAX_OUTPUT = 4 * 1024 * 1024;
+export const TEMPLATE_MAX_ITERATIONS = 100_000;
+const MAX_DEPTH = 64;
+
+interface Pos {
+  line: number;
+  col: number;
+}
+
+type Arg =
+  | { kind: "field"; path: string[]; pos: Pos }
+  | { kind: "var"; name: string; path: string[]; pos: Pos }
+  | { kind: "string"; value: string }
+  | { kind: "number"; value: number }
+  | { kind: "bool"; value: boolean }
+  | { kind: "nil" }
+  | { kind: "func"; name: string; pos: Pos }
+  | { kind: "pipe"; pipe: Pipe };
+
+type Command = Arg[];
+interface Pipe {
+  commands: Command[];
+  pos: Pos;
+}
+
+type Node =
+  | { kind: "text"; text: string }
+  | { kind: "action"; pipe: Pipe }
+  | { kind: "if"; branches: { cond: Pipe; body: Node[] }[]; otherwise: Node[] }
+  | { kind: "range"; vars: string[]; pipe: Pipe; body: Node[]; otherwise: Node[] };
+
+export interface Template {
+  source: string;
+  nodes: Node[];
+}
+
+const FUNCS = [
+  "reading",
+  "default",
+  "eq",
+  "ne",
+  "not",
+  "and",
+  "or",
+  "len",
+  "index",
+  "lower",
+  "upper",
+  "join",
+  "json",
+];
+
+function fail(source: string, pos: Pos, detail: string): AicrError {
+  return new AicrError(
+    "INVALID_REQUEST",
+    `invalid --template ${JSON.stringify(source)} at line ${pos.line}, column ${pos.col}: ${detail}`,
+    {
+      remedy: "fix the template (see `aicr snapshot --help` and the README's template reference)",
+      context: { field: "--template", value: source, line: pos.line, column: pos.col },
+    },
+  );
+}
+
+function posAt(text: string, offset: number): Pos {
+  let line = 1;
+  let last = -1;
+  for (let i = 0; i < offset; i++)
+    if (text.charCodeAt(i) === 10) {
+      line++;
+      last = i;
+    }
+  return { line, col: offset - last };
+}
+
+interface RawAction {
+  body: string;
+  offset: number; // where body starts in the source
+  start: number; // where "{{" is
+}
+
+type Piece = { kind: "text"; text: string } | { kind: "action"; action: RawAction };
+
+/** Splits text and {{ actions }}, applying the trim markers. */
+function split(text: string, source: string): Piece[] {
+  const pieces: Piece[] = [];
+  let at = 0;
+  let trimNext = false;
+  while (at <= text.length) {
+    const open = text.indexOf("{{", at);
+    let chunk = open < 0 ? text.slice(at) : text.slice(at, open);
+    if (trimNext) chunk = chunk.replace(/^\s+/, "");
+    if (open < 0) {
+      if (chunk) pieces.push({ kind: "text", text: chunk });
+      break;
+    }
+    let bodyStart = open + 2;
+    if (
+      text.startsWith("- ", bodyStart) ||
+      text.startsWith("-\t", bodyStart) ||
+      text.startsWith("-\n", bodyStart)
+    ) {
+      chunk = chunk.replace(/\s+$/, "");
+      bodyStart += 1;
+    }
+    if (chunk) pieces.push({ kind: "text", text: chunk });
+    let close = -1;
+    let inString = false;
+    for (let i = bodyStart; i < text.length; i++) {
+      const c = text[i];
+      if (inString) {
+        if (c === "\\") i++;
+        else if (c === '"') inString = false;
+      } else if (c === '"') inString = true;
+      else if (c === "}" && text[i + 1] === "}") {
+        close = i;
+        break;
+      }
+    }
+    if (close < 0) throw fail(source, posAt(text, open), 'unclosed action: no "}}"');
+    let bodyEnd = close;
+    trimNext = false;
+    if (/\s-$/.test(text.slice(bodyStart, close))) {
+      bodyEnd = close - 1;
+      trimNext = true;
+    }
+    pieces.push({
+      kind: "action",
+      action: { body: text.slice(bodyStart, bodyEnd), offset: bodyStart, start: open },
+    });
+    at = close + 2;
+  }
+  return pieces;
+}
+
+type Token =
+  | { t: "word" | "field" | "var" | "string" | "number"; v: string; pos: Pos }
+  | { t: "|" | "(" | ")" | ":=" | ","; pos: Pos };
+
+function tokenize(text: string, action: RawAction, source: string): Token[] {
+  const s = action.body;
+  const out: Token[] = [];
+  let i = 0;
+  const pos = (k: number) => posAt(text, action.offset + k);
+  const NAME = /[A-Za-z0-9_-]/;
+  while (i < s.length) {
+    const c = s[i] as string;
+    if (/\s/.test(c)) {
+      i++;
+      continue;
+    }
+    const p = pos(i);
+    if (c === "|" || c === "(" || c === ")" || c === ",") {
+      out.push({ t: c, pos: p });
+      i++;
+    } else if (c === ":" && s[i + 1] === "=") {
+      out.push({ t: ":=", pos: p });
+      i += 2;
+    } else if (c === '"') {
+      let j = i + 1;
+      while (j < s.length && s[j] !== '"') j += s[j] === "\\" ? 2 : 1;
+      if (j >= s.length) throw fail(source, p, "unterminated string");
+      try {
+        out.push({ t: "string", v: JSON.parse(s.slice(i, j + 1)) as string, pos: p });
+      } catch {
+        throw fail(source, p, "bad escape in string");
+      }
+      i = j + 1;
+    } else if (c === "." || c === "$") {
+      let j = i + 1;
+      while (j < s.length && (NAME.test(s[j] as string) || s[j] === ".")) j++;
+      out.push({ t: c === "." ? "field" : "var", v: s.slice(i, j), pos: p });
+      i = j;
+    } else if (/[-0-9]/.test(c)) {
+      const m = /^-?\d+(\.\d+)?/.exec(s.slice(i));
+      if (!m) throw fail(source, p, `unexpected ${JSON.stringify(c)}`);
+      out.push({ t: "number", v: m[0], pos: p });
+      i += m[0].length;
+    } else if (/[A-Za-z_]/.test(c)) {
+      let j = i + 1;
+      while (j < s.length && /[A-Za-z0-9_]/.test(s[j] as string)) j++;
+      out.push({ t: "word", v: s.slice(i, j), pos: p });
+      i = j;
+    } else throw fail(source, p, `unexpected ${JSON.stringify(c)}`);
+  }
+  return out;
+}
+
+function pathOf(ref: string, source: string, p: Pos): string[] {
+  if (ref === ".") return [];
+  const parts = ref.slice(1).split(".");
+  if (parts.some((x) => x === "")) throw fail(source, p, `bad field ${JSON.stringify(ref)}`);
+  return parts;
+}
+
+/** Parses the tokens of a pipeline (commands separated by '|'). */
+function parsePipe(tokens: Token[], at: { i: number }, source: string, pos: Pos, inParens: boolean): Pipe {
+  const commands: Command[] = [];
+  let cmd: Arg[] = [];
+  while (at.i < tokens.length) {
+    const tok = tokens[at.i] as Token;
+    if (tok.t === ")") {
+      if (!inParens) throw fail(source, tok.pos, 'unexpected ")"');
+      break;
+    }
+    at.i++;
+    if (tok.t === "|") {
+      if (cmd.length === 0) throw fail(source, tok.pos, 'empty command before "|"');
+      commands.push(cmd);
+      cmd = [];
+      continue;
+    }
+    if (tok.t === "(") {
+      const inner = parsePipe(tokens, at, source, tok.pos, true);
+      if (tokens[at.i]?.t !== ")") throw fail(source, tok.pos, 'unclosed "("');
+      at.i++;
+      cmd.push({ kind: "pipe", pipe: inner });
+      continue;
+    }
+    if (tok.t === ":=" || tok.t === ",") throw fail(source, tok.pos, `unexpected "${tok.t}"`);
+    const word = "v" in tok ? tok.v : "";
+    if (tok.t === "string") cmd.push({ kind: "string", value: tok.v });
+    else if (tok.t === "number") cmd.push({ kind: "number", value: Number(tok.v) });
+    else if (tok.t === "field")
+      cmd.push({ kind: "field", path: pathOf(tok.v, source, tok.pos), pos: tok.pos });
+    else if (tok.t === "var") {
+      const [name = "", ...rest] = tok.v.split(".");
+      if (rest.some((x) => x === "")) throw fail(source, tok.pos, `bad variable ${JSON.stringify(tok.v)}`);
+      cmd.push({ kind: "var", name, path: rest, pos: tok.pos });
+    } else if (word === "true" || word === "false") cmd.push({ kind: "bool", value: word === "true" });
+    else if (word === "nil") cmd.push({ kind: "nil" });
+    else if (FUNCS.includes(word)) {
+      if (cmd.length > 0)
+        throw fail(source, tok.pos, `function ${word} must start a command (use parentheses)`);
+      cmd.push({ kind: "func", name: word, pos: tok.pos });
+    } else
+      throw fail(
+        source,
+        tok.pos,
+        `unknown function or keyword ${JSON.stringify(word)} (known: ${FUNCS.join(", ")})`,
+      );
+  }
+  if (cmd.length === 0) throw fail(source, pos, commands.length ? 'nothing after "|"' : "empty pipeline");
+  commands.push(cmd);
+  return { commands, pos };
+}
+
+interface Frame {
+  kind: "if" | "range";
+  pos: Pos;
+  node: Extract<Node, { kind: "if" | "range" }>;
+  /** where new nodes go now */
+  target: Node[];
+}
+
+/** Parses the template text; every error names its line and column. */
+export function parseTemplate(text: string, source: string): Template {
+  if (Buffer.byteLength(text) > TEMPLATE_MAX_BYTES)
+    throw fail(source, { line: 1, col: 1 }, `longer than ${TEMPLATE_MAX_BYTES} bytes`);
+  const root: Node[] = [];
+  const stack: Frame[] = [];
+  const here = () => stack.at(-1)?.target ?? root;
+  for (const piece of split(text, source)) {
+    if (piece.kind === "text") {
+      here().push({ kind: "text", text: piece.text });
+      continue;
+    }
+    const action = piece.action;
+    const pos = posAt(text, action.start);
+    if (/^\s*\/\*[\s\S]*\*\/\s*$/.test(action.body)) continue; // comment
+    const tokens = tokenize(text, action, source);
+    const first = tokens[0];
+    if (!first) throw fail(source, pos, "empty action");
+    const keyword = first.t === "word" ? first.v : "";
+    const rest = { i: 1 };
+    if (keyword === "end") {
+      if (tokens.length > 1) throw fail(source, pos, "nothing may follow end");
+      if (!stack.pop()) throw fail(source, pos, "end without if or range");
+    } else if (keyword === "else") {
+      const frame = stack.at(-1);
+      if (!frame) throw fail(source, pos, "else without if or range");
+      const node = frame.node;
+      if (tokens[1]?.t === "word" && (tokens[1] as { v: string }).v === "if") {
+        if (node.kind !== "if") throw fail(source, pos, "else if inside range");
+        if (frame.target === node.otherwise) throw fail(source, pos, "else if after else");
+        const cond = parsePipe(tokens, { i: 2 }, source, pos, false);
+        const body: Node[] = [];
+        node.branches.push({ cond, body });
+        frame.target = body;
+      } else {
+        if (tokens.length > 1) throw fail(source, pos, "else takes nothing (or: else if COND)");
+        if (frame.target === node.otherwise) throw fail(source, pos, "a second else");
+        frame.target = node.otherwise;
+      }
+    } else if (keyword === "if") {
+      if (stack.length >= MAX_DEPTH) throw fail(source, pos, `nested deeper than ${MAX_DEPTH}`);
+      const body: Node[] = [];
+      const node: Node = {
+        kind: "if",
+        branches: [{ cond: parsePipe(tokens, rest, source, pos, false), body }],
+        otherwise: [],
+      };
+      here().push(node);
+      stack.push({ kind: "if", pos, node, target: body });
+    } else if (keyword === "range") {
+      if (stack.length >= MAX_DEPTH) throw fail(source, pos, `nested deeper than ${MAX_DEPTH}`);
+      const vars: string[] = [];
+      const decl = tokens.findIndex((t) => t.t === ":=");
+      if (decl >= 0) {
+        const names = tokens.slice(1, decl);
+        for (const [k, t] of names.entries()) {
+          const wantVar = k % 2 === 0;
+          if (wantVar && t.t === "var" && /^\$[A-Za-z_]\w*$/.test(t.v)) vars.push(t.v.slice(1));
+          else if (!wantVar && t.t === ",") continue;
+          else throw fail(source, t.pos, "range declares $value or $key, $value");
+        }
+        if (vars.length === 0 || vars.length > 2 || names.length % 2 === 0)
+          throw fail(source, pos, "range declares $value or $key, $value");
+        rest.i = decl + 1;
+      }
+      const body: Node[] = [];
+      const node: Node = {
+        kind: "range",
+        vars,
+        pipe: parsePipe(tokens, rest, source, pos, false),
+        body,
+        otherwise: [],
+      };
+      here().push(node);
+      stack.push({ kind: "range", pos, node, target: body });
+    } else {
+      here().push({ kind: "action", pipe: parsePipe(tokens, { i: 0 }, source, pos, false) });
+    }
+  }
+  const open = stack.at(-1);
+  if (open) throw fail(source, open.pos, `${open.kind} has no end`);
+  return { source, nodes: root };
+}
+
+type Scope = { dot: unknown; vars: Map<string, unknown> };
+
+const isMap = (x: unknown): x is Record<string, unknown> =>
+  typeof x === "object" && x !== null && !Array.isArray(x);
+
+function truthy(x: unknown): boolean {
+  if (x === undefined || x === null || x === false || x === 0 || x === "") return false;
+  if (Array.isArray(x)) return x.length > 0;
+  if (isMap(x)) return Object.keys(x).length > 0;
+  return true;
+}
+
+function walk(value: unknown, path: string[]): unknown {
+  let v = value;
+  for (const key of path) {
+    if (Array.isArray(v) && /^\d+$/.test(key)) v = v[Number(key)];
+    else if (isMap(v) && Object.hasOwn(v, key)) v = v[key];
+    else return undefined;
+  }
+  return v;
+}
+
+function show(x: unknown): string {
+  if (x === undefined || x === null) return "";
+  if (typeof x === "string") return x;
+  if (typeof x === "number" || typeof x === "boolean") return String(x);
+  return JSON.stringify(x);
+}
+
+/** `<Type>.<subtype>.<key>`: the key may itself contain dots. */
+export function lookupReading(doc: Snapshot, path: string): string | number | boolean | undefined {
+  const first = path.indexOf(".");
+  const second = path.indexOf(".", first + 1);
+  if (first <= 0 || second <= first + 1) return undefined;
+  const m = doc.measurements.find((x) => x.type === path.slice(0, first));
+  const s = m?.subtypes.find((x) => x.subtype === path.slice(first + 1, second));
+  const key = path.slice(second + 1);
+  return s && Object.hasOwn(s.data, key) ? s.data[key] : undefined;
+}
+
+class Renderer {
+  out: string[] = [];
+  size = 0;
+  iterations = 0;
+  constructor(
+    readonly tpl: Template,
+    readonly doc: Snapshot,
+  ) {}
+
+  error(pos: Pos, detail: string): AicrError {
+    return fail(this.tpl.source, pos, detail);
+  }
+
+  write(s: string): void {
+    this.size += s.length;
+    if (this.size > TEMPLATE_MAX_OUTPUT)
+      throw new AicrError(
+        "INVALID_REQUEST",
+        `--template ${JSON.stringify(this.tpl.source)} renders more than ${TEMPLATE_MAX_OUTPUT} characters`,
+        {
+          remedy: "render less (narrow its range loops)",
+          context: { field: "--template" },
+        },
+      );
+    this.out.push(s);
+  }
+
+  nodes(nodes: Node[], scope: Scope): void {
+    for (const node of nodes) {
+      if (node.kind === "text") this.write(node.text);
+      else if (node.kind === "action") this.write(show(this.pipe(node.pipe, scope)));
+      else if (node.kind === "if") {
+        const hit = node.branches.find((b) => truthy(this.pipe(b.cond, scope)));
+        this.nodes(hit ? hit.body : node.otherwise, scope);
+      } else this.range(node, scope);
+    }
+  }
+
+  range(node: Extract<Node, { kind: "range" }>, scope: Scope): void {
+    const value = this.pipe(node.pipe, scope);
+    let entries: [unknown, unknown][];
+    if (Array.isArray(value)) entries = value.map((v, i) => [i, v]);
+    else if (isMap(value))
+      entries = Object.keys(value)
+        .sort()
+        .map((k) => [k, value[k]]);
+    else if (value === undefined || value === null) entries = [];
+    else throw this.error(node.pipe.pos, `range over ${typeof value} (a list or map is needed)`);
+    if (entries.length === 0) {
+      this.nodes(node.otherwise, scope);
+      return;
+    }
+    for (const [key, v] of entries) {
+      if (++this.iterations > TEMPLATE_MAX_ITERATIONS)
+        throw this.error(node.pipe.pos, `more than ${TEMPLATE_MAX_ITERATIONS} loop iterations`);
+      const vars = new Map(scope.vars);
+      if (node.vars.length === 1) vars.set(node.vars[0] as string, v);
+      if (node.vars.length === 2) {
+        vars.set(node.vars[0] as string, key);
+        vars.set(node.vars[1] as string, v);
+      }
+      this.nodes(node.body, { dot: v, vars });
+    }
+  }
+
+  pipe(pipe: Pipe, scope: Scope): unknown {
+    let carried: { value: unknown } | undefined;
+    for (const cmd of pipe.commands) {
+      const value = this.command(cmd, scope, carried);
+      carried = { value };
+    }
+    return carried?.value;
+  }
+
+  arg(a: Arg, scope: Scope): unknown {
+    switch (a.kind) {
+      case "field":
+        return walk(scope.dot, a.path);
+      case "var": {
+        if (a.name === "$") return walk(this.doc, a.path);
+        const name = a.name.slice(1);
+        if (!scope.vars.has(name)) throw this.error(a.pos, `undefined variable $${name}`);
+        return walk(scope.vars.get(name), a.path);
+      }
+      case "string":
+      case "number":
+      case "bool":
+        return a.value;
+      case "nil":
+        return undefined;
+      case "pipe":
+        return this.pipe(a.pipe, scope);
+      case "func":
+        throw this.error(a.pos, `function ${a.name} used as a value`);
+    }
+  }
+
+  command(cmd: Command, scope: Scope, carried: { value: unknown } | undefined): unknown {
+    const [head, ...rest] = cmd;
+    if (head?.kind !== "func") {
+      if (carried || rest.length > 0) {
+        const pos = (head as { pos?: Pos }).pos ?? { line: 0, col: 0 };
+        throw this.error(pos, "only a function takes arguments (or a piped value)");
+      }
+      return this.arg(head as Arg, scope);
+    }
+    const args = rest.map((a) => this.arg(a, scope));
+    if (carried) args.push(carried.value);
+    return this.call(head.name, args, head.pos);
+  }
+
+  call(name: string, args: unknown[], pos: Pos): unknown {
+    const need = (n: number) => {
+      if (args.length !== n) throw this.error(pos, `${name} takes ${n} argument(s), got ${args.length}`);
+    };
+    switch (name) {
+      case "reading":
+        need(1);
+        if (typeof args[0] !== "string")
+          throw this.error(pos, 'reading takes a path such as "GPU.smi.gpu-count"');
+        return lookupReading(this.doc, args[0]);
+      case "default":
+        need(2);
+        return truthy(args[1]) ? args[1] : args[0];
+      case "eq":
+        need(2);
+        return show(args[0]) === show(args[1]);
+      case "ne":
+        need(2);
+        return show(args[0]) !== show(args[1]);
+      case "not":
+        need(1);
+        return !truthy(args[0]);
+      case "and":
+        if (args.length < 1) throw this.error(pos, "and takes at least one argument");
+        return args.find((a) => !truthy(a)) ?? args.at(-1);
+      case "or":
+        if (args.length < 1) throw this.error(pos, "or takes at least one argument");
+        return args.find(truthy) ?? args.at(-1);
+      case "len": {
+        need(1);
+        const x = args[0];
+        if (Array.isArray(x) || typeof x === "string") return x.length;
+        if (isMap(x)) return Object.keys(x).length;
+        return 0;
+      }
+      case "index": {
+        if (args.length < 2) throw this.error(pos, "index takes a value and at least one key");
+        return walk(args[0], args.slice(1).map(show));
+      }
+      case "lower":
+        need(1);
+        return show(args[0]).toLowerCase();
+      case "upper":
+        need(1);
+        return show(args[0]).toUpperCase();
+      case "join": {
+        need(2);
+        const list = args[1];
+        return Array.isArray(list) ? list.map(show).join(show(args[0])) : show(list);
+      }
+      case "json":
+        need(1);
+        return JSON.stringify(args[0] ?? null);
+    }
+    throw this.error(pos, `unknown function ${name}`);
+  }
+}
+
+/** Renders the parsed template over the snapshot; bounded in output and iterations. */
+export function renderTemplate(tpl: Template, doc: Snapshot): string {
+  const r = new Renderer(tpl, doc);
+  r.nodes(tpl.nodes, { dot: doc, vars: new Map() });
+  return r.out.join("");
+}
