@@ -40,11 +40,12 @@ const CLUSTER_RBAC_RULES = [
   { apiGroups: [RBAC], resources: ["clusterroles", "clusterrolebindings"], verbs: ["create", "delete"] },
 ];
 
+/** The gate's list: one `  - ` bullet per missing permission. */
 function missingLines(stderr: string): string[] {
   return stderr
     .split("\n")
-    .filter((l) => /^\s+(the caller|agent ServiceAccount|the agent pod)/.test(l))
-    .map((l) => l.trim());
+    .filter((l) => /^ {2}- (the caller|agent ServiceAccount|the agent pod)/.test(l))
+    .map((l) => l.slice("  - ".length));
 }
 
 for (const backend of BACKENDS)
