@@ -23,7 +23,7 @@ import type { ReceiptRow } from "../run/cleanup.ts";
 import { generateInvocationId, generateRunId } from "../run/run-id.ts";
 import { type KeptObject, RunScope } from "../run/scope.ts";
 import { assertGpuFound, withProviderReadings } from "../snapshot/render.ts";
-import { parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
+import { envelopeMissingMessage, parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { serializeSnapshot } from "../snapshot/serialize.ts";
 import { agentLogRelay } from "./_agent-log.ts";
 import { checkPermissions } from "./_permissions.ts";
@@ -255,7 +255,11 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
   // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
   cancel.throwIfAborted();
   // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot).
-  const collected = parseSnapshot(content, "the agent's snapshot", { native: true });
+  // An agent image of the Go original may write a document without an envelope: read, and said once.
+  const collected = parseSnapshot(content, "the agent's snapshot", {
+    native: true,
+    onEnvelopeMissing: (source) => log.warn(envelopeMissingMessage(source)),
+  });
   // --require-gpu: a node that counts no GPU fails the run (NOT_FOUND); nothing is returned.
   if (o.requireGpu)
     assertGpuFound(

@@ -49,3 +49,42 @@ describe("aicr snapshot --local with AICR_DISCOVER_NETWORK=true (compiled binary
     expect(network).toBeUndefined();
   });
 });
+
+describe("the local flags (compiled binary)", () => {
+  const CLUSTER_CONFIG = join(ROOT, "test/fixtures/network/cluster-config.yaml");
+
+  test("--discover-network on the command line is the same as AICR_DISCOVER_NETWORK=true", async () => {
+    const r = await aicr(["snapshot", "--local", "--discover-network"], {
+      env: baseEnv({ AICR_HOST_ROOT: join(HOSTS, "network-ib-node") }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const network = parseSnapshot(r.stdout, "stdout").measurements.find((m) => m.type === "NetworkTopology");
+    expect(network?.subtypes.map((s) => s.subtype)).toContain("nic-15b3-1021-infiniband");
+  });
+
+  test("--cluster-config: the file's settings and node groups join NetworkTopology, even on a host without NICs", async () => {
+    const r = await aicr(["snapshot", "--local", "--cluster-config", CLUSTER_CONFIG], {
+      env: baseEnv({ AICR_HOST_ROOT: join(HOSTS, "cpu-node") }),
+    });
+    expect(r.code, r.stderr).toBe(0);
+    const network = parseSnapshot(r.stdout, "stdout").measurements.find((m) => m.type === "NetworkTopology");
+    const config = network?.subtypes.find((s) => s.subtype === "cluster-config");
+    expect(config?.data).toMatchObject({ flavor: "k8s", "networkOperator.version": "v26.7.0" });
+    // A field aicr does not know is kept as a reading.
+    expect(config?.data["futureSection.someSetting"]).toBe(42);
+    const group = network?.subtypes.find((s) => s.subtype === "cluster-config-group-0");
+    expect(group?.items).toHaveLength(2);
+  });
+
+  test("--cluster-config naming a missing file or a directory: exit 2 before anything is collected", async () => {
+    for (const path of [join(HOSTS, "no-such.yaml"), HOSTS]) {
+      const r = await aicr(["snapshot", "--local", "--cluster-config", path], {
+        env: baseEnv({ AICR_HOST_ROOT: join(HOSTS, "cpu-node") }),
+      });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain("--cluster-config");
+      expect(r.stderr).not.toContain("collecting");
+      expect(r.stdout).toBe("");
+    }
+  });
+});
