@@ -1,6 +1,7 @@
 import type { ArgsDef } from "citty";
 import { AicrError } from "../core/errors.ts";
 import { contextNamespace } from "../kube/config.ts";
+import { flagValues } from "./_argv.ts";
 
 /** Flags every command shares, declared once and spread into each command's args. */
 export const globalArgs = {
@@ -12,7 +13,8 @@ export const globalArgs = {
   },
   context: {
     type: "string",
-    description: "kubeconfig context to use (default: the current context)",
+    description:
+      "kubeconfig context to use (default: the current context); aicr snapshot takes it repeated, one snapshot per context",
     valueHint: "name",
   },
   namespace: {
@@ -72,4 +74,18 @@ export function verbosity(value: string | undefined): number {
       },
     );
   return Number(value);
+}
+
+/** A command that takes one cluster refuses a second --context (before anything else happens). */
+export function checkOneContext(command: string, rawArgs: readonly string[]): void {
+  const given = flagValues(rawArgs, "context");
+  if (given.length > 1)
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `--context given ${given.length} times (${given.join(", ")}): only aicr snapshot takes several contexts`,
+      {
+        remedy: `run "aicr ${command}" once per context, each with one --context`,
+        context: { field: "--context", value: given },
+      },
+    );
 }

@@ -1,7 +1,7 @@
 import { type ArgsDef, type CommandDef, type CommandMeta, defineCommand, type ParsedArgs } from "citty";
 import { createRunContext, type RunContext } from "../run/context.ts";
 import type { TransportName } from "../transport/types.ts";
-import { globalArgs, verbosity } from "./_args.ts";
+import { checkOneContext, globalArgs, verbosity } from "./_args.ts";
 
 export interface CliData {
   signal: AbortSignal;
@@ -60,6 +60,8 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
    * gives its flags values (read by cli.ts through commands/_config-file.ts before citty parses argv).
    */
   config?: boolean;
+  /** true: `--context` may be repeated (aicr snapshot: commands/_contexts.ts); otherwise a second one is refused. */
+  severalContexts?: boolean;
   args: A;
   /** The transport, fixed or chosen from the flags and environment (e.g. agent mode). */
   transport: TransportName | ((args: ParsedArgs<WithGlobals<A>>, env: NodeJS.ProcessEnv) => TransportName);
@@ -79,6 +81,7 @@ export function defineAicrCommand<A extends ArgsDef>(def: {
     args,
     async run({ args: parsed, data, rawArgs }) {
       const { signal } = data as CliData;
+      if (!def.severalContexts) checkOneContext(def.group ? `${def.group} ${def.name}` : def.name, rawArgs);
       const ctx = createRunContext({
         command: def.group ? `${def.group} ${def.name}` : def.name,
         announce: def.announceRun ?? true,

@@ -5,7 +5,9 @@ import { checkDestination, describeDestination } from "../snapshot/deliver.ts";
 import { renderSnapshot } from "../snapshot/render.ts";
 import { resolveNamespace } from "./_args.ts";
 import { flagBoolean, flagValues } from "./_argv.ts";
+import { contextsArgs, runSnapshotContexts, selectContexts } from "./_contexts.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { fleetArgs, resolveFleetFlags, runFleetSnapshot } from "./_fleet-flags.ts";
 import { nodeArgs, providerArgs, runNodeSnapshot } from "./_node.ts";
 import { parseBool } from "./_parse.ts";
 import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
@@ -29,9 +31,11 @@ export default defineAicrCommand({
     "aicr snapshot -n gpu-operator --gke-gpu-pools pools.json --require-gpu",
   ],
   config: true,
+  severalContexts: true,
   transport: (args) => (args["add-roles-to-service-account"] ? "offline" : args.local ? "local" : "remote"),
   args: {
     ...nodeArgs,
+    ...fleetArgs,
     local: {
       type: "boolean",
       description:
@@ -104,6 +108,7 @@ export default defineAicrCommand({
       valueHint: "file",
     },
     ...providerArgs,
+    ...contextsArgs,
     "cluster-config": {
       type: "string",
       description: "--local only: an l8k cluster-config.yaml for the NetworkTopology readings",
@@ -134,6 +139,9 @@ export default defineAicrCommand({
   },
   async run(ctx, args, { rawArgs }) {
     const namespace = resolveNamespace(args.namespace, ctx.env, args);
+    // Several --context, or --all-contexts: commands/_contexts.ts (undefined, with nothing read, otherwise).
+    const remote = ctx.transport.name === "remote";
+    const contexts = selectContexts(rawArgs, { kubeconfig: args.kubeconfig, env: ctx.env, remote });
     const addRolesFor = args["add-roles-to-service-account"];
     if (addRolesFor !== undefined) {
       return writeAgentRbac({
@@ -162,34 +170,50 @@ export default defineAicrCommand({
         clusterConfig: args["cluster-config"],
         discoverNetwork: flagBoolean(rawArgs, "discover-network"),
       });
-    const options = resolveSnapshotOptions(
-      {
-        ...extras,
-        clusterConfig: args["cluster-config"],
-        namespace,
+    const snapshotOptions = (ns: string) =>
+      resolveSnapshotOptions(
+        {
+          ...extras,
+          clusterConfig: args["cluster-config"],
+          namespace: ns,
+          output: args.output,
+          format: args.format,
+          image: args.image,
+          imagePullSecrets: flagValues(rawArgs, "image-pull-secret"),
+          jobName: args["job-name"],
+          serviceAccountName: args["service-account-name"],
+          nodeSelectors: flagValues(rawArgs, "node-selector"),
+          tolerations: flagValues(rawArgs, "toleration"),
+          timeout: args.timeout,
+          noCleanup: !parseBool("--cleanup", flagBoolean(rawArgs, "cleanup"), true),
+          privileged: flagBoolean(rawArgs, "privileged"),
+          requireGpu: flagBoolean(rawArgs, "require-gpu"),
+          runtimeClass: args["runtime-class"],
+          os: args.os,
+          requests: args.requests,
+          limits: args.limits,
+          discoverNetwork: flagBoolean(rawArgs, "discover-network"),
+          overwrite: flagBoolean(rawArgs, "overwrite"),
+          maxNodesPerEntry: args["max-nodes-per-entry"],
+          debug: args.debug,
+        },
+        ctx.env,
+      );
+    // --all-nodes: one run over every target node (commands/_fleet-flags.ts), checked before any request.
+    const fleetOf = (o: ReturnType<typeof snapshotOptions>) =>
+      resolveFleetFlags({
+        allNodes: parseBool("--all-nodes", flagBoolean(rawArgs, "all-nodes"), false),
+        parallelism: args.parallelism,
+        maxNodes: args["max-nodes"],
+        sample: args.sample,
         output: args.output,
-        format: args.format,
-        image: args.image,
-        imagePullSecrets: flagValues(rawArgs, "image-pull-secret"),
-        jobName: args["job-name"],
-        serviceAccountName: args["service-account-name"],
-        nodeSelectors: flagValues(rawArgs, "node-selector"),
-        tolerations: flagValues(rawArgs, "toleration"),
-        timeout: args.timeout,
-        noCleanup: !parseBool("--cleanup", flagBoolean(rawArgs, "cleanup"), true),
-        privileged: flagBoolean(rawArgs, "privileged"),
-        requireGpu: flagBoolean(rawArgs, "require-gpu"),
-        runtimeClass: args["runtime-class"],
-        os: args.os,
-        requests: args.requests,
-        limits: args.limits,
-        discoverNetwork: flagBoolean(rawArgs, "discover-network"),
-        overwrite: flagBoolean(rawArgs, "overwrite"),
-        maxNodesPerEntry: args["max-nodes-per-entry"],
-        debug: args.debug,
-      },
-      ctx.env,
-    );
+        destination: o.destination,
+        presentation: o.presentation,
+      });
+    if (contexts) return runSnapshotContexts(ctx, contexts, args, snapshotOptions, fleetOf);
+    const options = snapshotOptions(namespace);
+    const fleet = fleetOf(options);
+    if (fleet) return runFleetSnapshot(ctx, options, fleet, writeStdout);
     // The -o file is checked before the first request: a run is never collected only to be lost.
     checkDestination(options.destination);
     const client = await ctx.transport.connect();

@@ -91,6 +91,33 @@ function jsonReporter(write: (line: string) => void, context: Record<string, unk
   };
 }
 
+/** Each logger's options, so a child can be made with the same sink, mode and level. */
+const OPTIONS = new WeakMap<Logger, LoggerOptions>();
+
+/**
+ * A logger writing where `parent` writes, in its mode and level, with more context: `fields` on
+ * every JSON line (and, as the parent's, never repeated in text), `tag` before every text line
+ * (after the parent's own tag). A logger this module did not make is wrapped: its lines get the
+ * fields, not the tag.
+ */
+export function childLogger(
+  parent: Logger,
+  extra: { fields?: Record<string, unknown>; tag?: string },
+): Logger {
+  const options = OPTIONS.get(parent);
+  if (!options) {
+    const fields = extra.fields ?? {};
+    return {
+      error: (m, f) => parent.error(m, { ...fields, ...f }),
+      warn: (m, f) => parent.warn(m, { ...fields, ...f }),
+      info: (m, f) => parent.info(m, { ...fields, ...f }),
+      debug: (m, f) => parent.debug(m, { ...fields, ...f }),
+    };
+  }
+  const tag = [options.tag, extra.tag].filter(Boolean).join(" ") || undefined;
+  return createLogger({ ...options, tag, fields: { ...options.fields, ...extra.fields } });
+}
+
 export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => void process.stderr.write(line));
   const color =
@@ -98,5 +125,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   const reporter = options.json
     ? jsonReporter(write, options.fields ?? {})
     : textReporter({ ...options, color, write });
-  return createConsola({ level: options.debug ? 4 : 3, reporters: [reporter] });
+  const logger: Logger = createConsola({ level: options.debug ? 4 : 3, reporters: [reporter] });
+  OPTIONS.set(logger, { ...options, write, color });
+  return logger;
 }

@@ -125,3 +125,51 @@ export function contextNamespace(source: KubeConfigSource): string | undefined {
   if (!name) return undefined;
   return kc.getContextObject(name)?.namespace || undefined;
 }
+
+/** One context of a kubeconfig, as the file names it (offline: nothing is asked of its cluster). */
+export interface KubeContextEntry {
+  name: string;
+  /** The server of the context's cluster; "" when the cluster is not in the file. */
+  server: string;
+  /** The context's namespace; undefined when it names none. */
+  namespace: string | undefined;
+}
+
+export interface KubeContextList {
+  /** Where the kubeconfig came from, for messages. */
+  origin: string;
+  /** Every context, in the file's order. */
+  contexts: KubeContextEntry[];
+  /** The file's current-context; undefined when unset. */
+  current: string | undefined;
+}
+
+/**
+ * Every context of the kubeconfig this invocation resolves (--kubeconfig, KUBECONFIG, ~/.kube/config),
+ * in the file's order, read offline. A missing or unreadable file is INVALID_REQUEST, as for
+ * loadKubeConfig; the pod's ServiceAccount has no contexts to list.
+ */
+export function listContexts(source: KubeConfigSource): KubeContextList {
+  const path = resolveKubeConfigPath({ ...source, allowInCluster: false });
+  if (path === undefined || !existsSync(path)) {
+    throw new AicrError("INVALID_REQUEST", `kubeconfig ${JSON.stringify(path ?? "")} does not exist`, {
+      remedy: "pass --kubeconfig <path>, set KUBECONFIG, or create ~/.kube/config",
+      context: { field: "--kubeconfig", value: path },
+    });
+  }
+  const kc = new KubeConfig();
+  try {
+    kc.loadFromFile(path);
+  } catch (err) {
+    throw new AicrError("INVALID_REQUEST", `cannot read kubeconfig ${JSON.stringify(path)}`, {
+      remedy: "check that the file is a valid kubeconfig (kubectl config view --kubeconfig <path>)",
+      cause: err,
+    });
+  }
+  const contexts = kc.getContexts().map((c) => ({
+    name: c.name,
+    server: kc.getCluster(c.cluster)?.server ?? "",
+    namespace: c.namespace || undefined,
+  }));
+  return { origin: `kubeconfig ${path}`, contexts, current: kc.getCurrentContext() || undefined };
+}

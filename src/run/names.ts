@@ -71,3 +71,20 @@ export function runNames(input: RunNameInput): RunNames {
 }
 
 export const stagingConfigMapName = (runId: string): string => nameWithRunId(STAGING_PREFIX, runId);
+
+/**
+ * One node's objects in a fleet run (`aicr snapshot --all-nodes`): `<prefix>-<runID>-<index>` for its
+ * Job and `aicr-agent-snapshot-<runID>-<index>` for its staging ConfigMap, each within 63 characters
+ * (the prefix is cut, never the run ID or the index). Validated like runNames.
+ */
+export function fleetNodeNames(
+  input: RunNameInput,
+  index: number,
+): { job: string; stagingConfigMap: string } {
+  const jobPrefix = input.jobPrefix || NAME_BASE;
+  const suffix = `${input.runId}-${index}`;
+  return {
+    job: checked("--job-name", jobPrefix, nameWithRunId(jobPrefix, suffix), "Job"),
+    stagingConfigMap: nameWithRunId(STAGING_PREFIX, suffix),
+  };
+}
