@@ -2,19 +2,12 @@ import type { Writable } from "node:stream";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
 import { watchUntil } from "../kube/watch-until.ts";
-import {
-  buildAgentClusterRole,
-  buildAgentClusterRoleBinding,
-  buildAgentRole,
-  buildAgentRoleBinding,
-  buildAgentServiceAccount,
-  type OwnerRef,
-} from "../rbac/objects.ts";
-import { createAllBindingsLast, settleAll } from "../run/create-owned.ts";
+import type { OwnerRef } from "../rbac/objects.ts";
 import { type RunIdentity, runLabels } from "../run/labels.ts";
 import { type RunNames, runNames } from "../run/names.ts";
 import { ensureNamespace } from "../run/namespace.ts";
 import type { RunScope } from "../run/scope.ts";
+import { createRunRbac } from "./_run-rbac.ts";
 import { checkRuntimeClass } from "./_runtime-class.ts";
 import { buildAgentJob, type PodSettings } from "./job-spec.ts";
 import { pickOwnedPod } from "./pod-select.ts";
@@ -50,8 +43,6 @@ export function planAgentRun(config: AgentRunConfig): AgentRunPlan {
   const output = config.delivered ?? { namespace: config.namespace, name: names.stagingConfigMap };
   return { names, labels: runLabels(config.identity), output, ownsOutput: !config.delivered };
 }
-
-const RBAC = "rbac.authorization.k8s.io/v1";
 
 export interface RunWaits {
   pod: Promise<PodState>;
@@ -141,32 +132,15 @@ export class AgentRun {
     let watchFrom: string | undefined;
     if (mode.kind === "prefix") {
       // The ClusterRole is the run's anchor: deleting it (cleanup, an operator, after a SIGKILL) collects the rest.
-      // Cluster-scoped, so it goes out alongside the namespace ensure.
-      const anchorCreate = create(
-        buildAgentClusterRole({ ...meta, discoverNetwork: Boolean(config.discoverNetwork) }),
-      );
-      await settleAll([anchorCreate, namespace]);
-      const anchor = await anchorCreate;
-      owner = {
-        apiVersion: RBAC,
-        kind: "ClusterRole",
-        name: names.clusterRole,
-        uid: anchor.metadata?.uid ?? "",
-      };
-      const withOwner = { ...meta, owner };
-      const serviceAccount = create(buildAgentServiceAccount(withOwner));
-      await settleAll([
-        create(buildAgentClusterRoleBinding(withOwner)),
-        serviceAccount,
-        ...createAllBindingsLast(
-          [buildAgentRole(withOwner), buildAgentRoleBinding(withOwner)],
-          create,
-          Boolean(options.mayBind),
-        ),
-      ]);
-      serviceAccountName = names.serviceAccount;
+      const rbac = await createRunRbac(create, meta, {
+        discoverNetwork: Boolean(config.discoverNetwork),
+        mayBind: Boolean(options.mayBind),
+        namespaceReady: namespace,
+      });
+      owner = rbac.owner;
+      serviceAccountName = rbac.serviceAccountName;
       // Answered before the Job's create is sent: a resourceVersion that precedes the Job.
-      watchFrom = (await serviceAccount).metadata?.resourceVersion;
+      watchFrom = rbac.watchFrom;
     } else {
       this.ctx.log.info(
         `using the existing ServiceAccount ${config.namespace}/${mode.name}: aicr creates and deletes no RBAC for this run`,

@@ -2,26 +2,18 @@ import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
 import { isNotFound } from "../kube/errors.ts";
-import {
-  buildAgentClusterRole,
-  buildAgentClusterRoleBinding,
-  buildAgentRole,
-  buildAgentRoleBinding,
-  buildAgentServiceAccount,
-  type OwnerRef,
-} from "../rbac/objects.ts";
-import { createAllBindingsLast, settleAll } from "../run/create-owned.ts";
+import type { OwnerRef } from "../rbac/objects.ts";
 import { ownerUids } from "../run/created-set.ts";
 import { fleetNodeNames } from "../run/names.ts";
 import { ensureNamespace } from "../run/namespace.ts";
 import type { RunScope } from "../run/scope.ts";
+import { createRunRbac } from "./_run-rbac.ts";
 import { checkRuntimeClass } from "./_runtime-class.ts";
 import { type AgentRunConfig, type AgentRunPlan, planAgentRun } from "./deployer.ts";
 import { buildAgentJob } from "./job-spec.ts";
 import { SNAPSHOT_KEY } from "./result.ts";
 import type { ServiceAccountMode } from "./service-account-mode.ts";
 
-const RBAC = "rbac.authorization.k8s.io/v1";
 export const HOSTNAME_LABEL = "kubernetes.io/hostname";
 
 /** The run's shared objects, created once for every node's Job. */
@@ -127,33 +119,11 @@ export class FleetRun {
       return { serviceAccountName: o.mode.name, owner: undefined, watchFrom: undefined };
     }
     const meta = { names, namespace: config.namespace, labels };
-    const anchorCreate = this.create(
-      buildAgentClusterRole({ ...meta, discoverNetwork: Boolean(config.discoverNetwork) }),
-    );
-    await settleAll([anchorCreate, namespace]);
-    const anchor = await anchorCreate;
-    const owner = {
-      apiVersion: RBAC,
-      kind: "ClusterRole",
-      name: names.clusterRole,
-      uid: anchor.metadata?.uid ?? "",
-    };
-    const withOwner = { ...meta, owner };
-    const serviceAccount = this.create(buildAgentServiceAccount(withOwner));
-    await settleAll([
-      this.create(buildAgentClusterRoleBinding(withOwner)),
-      serviceAccount,
-      ...createAllBindingsLast(
-        [buildAgentRole(withOwner), buildAgentRoleBinding(withOwner)],
-        (obj) => this.create(obj),
-        o.mayBind,
-      ),
-    ]);
-    return {
-      serviceAccountName: names.serviceAccount,
-      owner,
-      watchFrom: (await serviceAccount).metadata?.resourceVersion,
-    };
+    return createRunRbac((obj) => this.create(obj), meta, {
+      discoverNetwork: Boolean(config.discoverNetwork),
+      mayBind: o.mayBind,
+      namespaceReady: namespace,
+    });
   }
 
   /** One node's Job, created under the run (journalled before the request, UID after). */

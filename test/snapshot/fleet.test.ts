@@ -1,6 +1,7 @@
 /**
- * aicr snapshot --all-nodes on the fake cluster with 50 GPU nodes: one tainted (NoSchedule, not covered
- * by the run's --toleration), one cordoned, one whose agent fails. Three nodes run the real binary over
+ * aicr snapshot --all-nodes on the fake cluster with 50 GPU nodes: one tainted (NoSchedule: the agent's
+ * default toleration covers it, so it is captured), one the agent cannot be scheduled on (too little
+ * memory for its request), one whose agent fails — 48 snapshots, 2 failures. Three nodes run the real binary over
  * the H100 fixture host; the others the near-instant agent of the benchmarks (the agent's contract: it
  * writes its staging ConfigMap, owned by its Job).
  */
@@ -14,7 +15,7 @@ import type { RunContext } from "../cluster/controllers/runtime.ts";
 import { node } from "../cluster/nodes.ts";
 import { resource } from "../cluster/resources.ts";
 import { BACKENDS, startTestCluster } from "../cluster/testbed.ts";
-import { AICR, ensureBuilt } from "../e2e/_aicr.ts";
+import { AICR, aicr, ensureBuilt } from "../e2e/_aicr.ts";
 import {
   AGENT_IMAGE,
   type Cluster,
@@ -32,7 +33,7 @@ const N = 50;
 const names = Array.from({ length: N }, (_, i) => `gpu-${String(i).padStart(2, "0")}`);
 const REAL = new Set(["gpu-00", "gpu-01", "gpu-02"]);
 const TAINTED = "gpu-10";
-const CORDONED = "gpu-20";
+const SMALL = "gpu-20";
 const FAILING = "gpu-30";
 
 let cluster: Cluster;
@@ -44,13 +45,14 @@ beforeAll(async () => {
   let self: Cluster | undefined;
   cluster = await startTestCluster("fake", {
     nodes: names.map((n) => {
-      const obj = node(n, {
+      return node(n, {
         gpus: 8,
         ...(n === TAINTED
           ? { taints: [{ key: "dedicated", value: "infra", effect: "NoSchedule" as const }] }
           : {}),
+        // The privileged agent requests 4Gi of memory: this node can never take it.
+        ...(n === SMALL ? { memory: "2Gi" } : {}),
       });
-      return n === CORDONED ? { ...obj, spec: { ...obj.spec, unschedulable: true } } : obj;
     }),
     runtime: (api) => {
       const real = processRuntime({
@@ -81,7 +83,7 @@ const watchesSince = (from: number) =>
 
 describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
   test(
-    "ok nodes written, fleet.json names the failures, exit 8, nothing left, constant watches",
+    "48 snapshots written, fleet.json names the 2 failures with their causes, exit 8, nothing left, constant watches",
     async () => {
       const ns = await freshNamespace(cluster, "fleet");
       const out = join(await mkdtemp(join(tmpdir(), "aicr-fleet-")), "out/");
@@ -92,31 +94,30 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
         "--all-nodes",
         "--image",
         AGENT_IMAGE,
-        "--toleration",
-        "nvidia.com/gpu:NoSchedule",
         "--parallelism",
         "16",
         "-o",
         out,
       ]);
-      expect(r.stderr).toContain("3 of 50 nodes failed");
+      expect(r.stderr).toContain("2 of 50 nodes failed");
       expect(r.code).toBe(8);
       const files = (await readdir(out)).sort();
-      expect(files.filter((f) => f.endsWith(".yaml"))).toHaveLength(47);
+      expect(files.filter((f) => f.endsWith(".yaml"))).toHaveLength(48);
+      // The tainted node is captured: the default toleration covers every taint.
+      expect(files).toContain(`${TAINTED}.yaml`);
       expect(files).toContain("fleet.json");
-      for (const bad of [TAINTED, CORDONED, FAILING]) expect(files).not.toContain(`${bad}.yaml`);
+      for (const bad of [SMALL, FAILING]) expect(files).not.toContain(`${bad}.yaml`);
       const real = await readFile(join(out, "gpu-01.yaml"), "utf8");
       expect(real).toContain("source-node: gpu-01");
       const report = JSON.parse(await readFile(join(out, "fleet.json"), "utf8"));
-      expect(report).toMatchObject({ kind: "FleetSnapshot", nodes: 50, ok: 47, failed: 3 });
+      expect(report).toMatchObject({ kind: "FleetSnapshot", nodes: 50, ok: 48, failed: 2 });
       const failed = Object.fromEntries(
         report.results
           .filter((x: { status: string }) => x.status === "failed")
           .map((x: { node: string; error: unknown }) => [x.node, x.error]),
       );
-      expect(Object.keys(failed).sort()).toEqual([TAINTED, CORDONED, FAILING]);
-      expect(failed[TAINTED].message).toContain("untolerated taint");
-      expect(failed[CORDONED].message).toContain("unschedulable");
+      expect(Object.keys(failed).sort()).toEqual([SMALL, FAILING]);
+      expect(failed[SMALL].message).toContain("Insufficient memory");
       expect(failed[FAILING].message).toContain("nvidia-smi not found");
       expect(failed[FAILING].message).toContain("exit code 1");
       // Each node: its Job's create; each ok node: its result's read. Watches: one per kind, not per node.
@@ -124,7 +125,7 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
       expect(since.filter((e) => e.method === "POST" && e.path.endsWith("/jobs"))).toHaveLength(50);
       expect(
         since.filter((e) => e.method === "GET" && /\/configmaps\/aicr-agent-snapshot-/.test(e.path)),
-      ).toHaveLength(47);
+      ).toHaveLength(48);
       const watches = watchesSince(from);
       expect(new Set(watches.map((w) => w.path.split("/").at(-1)))).toEqual(new Set(["pods", "jobs"]));
       expect(watches.length).toBeLessThanOrEqual(4);
@@ -286,6 +287,10 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] aicr snapshot --all-nodes (4
       expect(failed["gpu-c"]).toContain("nvidia-smi not found");
       expect(failed["gpu-d"]).toMatch(/unschedulable|untolerated/);
       await untilNoRunObjects(real, ns);
+      // Two nodes set up alike: their snapshots differ only in node-specific readings, so no drift.
+      const drift = await aicr(["diff", "--fleet", out, "--fail-on-drift"]);
+      expect(drift.code, drift.stdout + drift.stderr).toBe(0);
+      expect(drift.stdout).toContain("no drift");
     },
     TEST_MS,
   );
