@@ -26,6 +26,7 @@ import { assertGpuFound, withProviderReadings } from "../snapshot/render.ts";
 import { envelopeMissingMessage, parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { serializeSnapshot } from "../snapshot/serialize.ts";
 import { agentLogRelay } from "./_agent-log.ts";
+import { podOfJob, runIdIsFree } from "./_gate-reads.ts";
 import { checkPermissions } from "./_permissions.ts";
 import { createProgress, type Progress, terminalStatus } from "./_progress.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
@@ -88,52 +89,7 @@ function dryRunPod(plan: AgentRunPlan, config: AgentRunConfig, mode: ServiceAcco
     output: `cm://${plan.output.namespace}/${plan.output.name}`,
     outputIsStaging: plan.ownsOutput,
   });
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      generateName: `${plan.names.job}-`,
-      namespace: config.namespace,
-      labels: job.spec.template.metadata.labels,
-    },
-    spec: job.spec.template.spec,
-  };
-}
-
-/**
- * The run's anchor and Job names must be free: a reused --run-id whose objects still stand is refused
- * here, before anything is created, instead of half-way through the creates. Read-only, and sent with
- * the gate.
- */
-async function namesAreFree(
-  client: KubeClient,
-  plan: AgentRunPlan,
-  namespace: string,
-  runId: string,
-): Promise<void> {
-  const refs = [
-    { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: plan.names.clusterRole },
-    { apiVersion: "batch/v1", kind: "Job", name: plan.names.job, namespace },
-  ];
-  const found = await Promise.all(
-    refs.map((ref) =>
-      client.get(ref).then(
-        (obj) => ({ ref, uid: obj.metadata?.uid }),
-        () => undefined, // 404 is the expected answer; a refusal is the gate's to report
-      ),
-    ),
-  );
-  const taken = found.filter((f) => f !== undefined);
-  if (taken.length === 0) return;
-  throw new AicrError(
-    "CONFLICT",
-    `run ID ${runId} is already in use: ${taken.map((t) => `${t.ref.kind} ${t.ref.name} (uid ${t.uid})`).join(", ")} exists`,
-    {
-      remedy:
-        "omit --run-id / AICR_RUN_ID so this run gets a fresh one, or remove the earlier run's objects (aicr cleans up its own unless --no-cleanup was given)",
-      context: { field: "--run-id" },
-    },
-  );
+  return podOfJob(job, config.namespace);
 }
 
 /**
@@ -298,7 +254,14 @@ async function gateRun(
   const gpuLookup = o.autoTarget ? startGpuNodeLookup(client) : undefined;
   const free =
     (options.checkRunId ?? options.runId !== undefined)
-      ? namesAreFree(client, plan, o.namespace, config.identity.runId)
+      ? runIdIsFree(
+          client,
+          [
+            { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: plan.names.clusterRole },
+            { apiVersion: "batch/v1", kind: "Job", name: plan.names.job, namespace: o.namespace },
+          ],
+          config.identity.runId,
+        )
       : Promise.resolve();
   free.catch(() => {});
   const target = options.delivered

@@ -28,6 +28,7 @@ import {
   formatFleetProgress,
   selectFleetNodes,
 } from "./_fleet-plan.ts";
+import { podOfJob, runIdIsFree } from "./_gate-reads.ts";
 import { checkPermissions } from "./_permissions.ts";
 import { progressIntervalMs, terminalStatus } from "./_progress.ts";
 import { GPU_NODE_LABEL } from "./auto-target.ts";
@@ -115,19 +116,15 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
   const namespaceRead = client
     .get({ apiVersion: "v1", kind: "Namespace", name: o.namespace })
     .catch((err: unknown) => err);
-  const anchorTaken =
+  const free =
     (options.checkRunId ?? options.runId !== undefined)
-      ? client
-          .get({
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "ClusterRole",
-            name: plan.names.clusterRole,
-          })
-          .then(
-            (obj) => obj.metadata?.uid,
-            () => undefined,
-          )
-      : Promise.resolve(undefined);
+      ? runIdIsFree(
+          client,
+          [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: plan.names.clusterRole }],
+          identity.runId,
+        )
+      : Promise.resolve();
+  free.catch(() => {});
   const gate = await checkPermissions(
     client,
     {
@@ -144,17 +141,7 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
     },
     log,
   );
-  const taken = await anchorTaken;
-  if (taken)
-    throw new AicrError(
-      "CONFLICT",
-      `run ID ${identity.runId} is already in use: ClusterRole ${plan.names.clusterRole} (uid ${taken}) exists`,
-      {
-        remedy:
-          "omit --run-id / AICR_RUN_ID so this run gets a fresh one, or remove the earlier run (aicr runs delete)",
-        context: { field: "--run-id" },
-      },
-    );
+  await unlessAborted(free, signal);
   let listed: KubeObject[];
   try {
     listed = (await unlessAborted(nodeList, signal)).items;
@@ -223,16 +210,7 @@ function dryRunPod(
     "node",
     0,
   );
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata: {
-      generateName: `${job.metadata.name}-`,
-      namespace: config.namespace,
-      labels: job.spec.template.metadata.labels,
-    },
-    spec: job.spec.template.spec,
-  };
+  return podOfJob(job, config.namespace);
 }
 
 type RunNodesOptions = FleetSnapshotOptions &

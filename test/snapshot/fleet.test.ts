@@ -203,6 +203,37 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
   );
 
   test(
+    "a --run-id whose anchor still stands: CONFLICT (exit 2) from the gate, nothing written",
+    async () => {
+      const ns = await freshNamespace(cluster, "fleet");
+      const runId = "20261202-010000-00000000000000aa";
+      await cluster.store.create(resource("clusterroles"), {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRole",
+        metadata: { name: `aicr-node-reader-${runId}` },
+        rules: [],
+      });
+      const from = lastSeq(cluster);
+      const r = await runSnapshot(kubeconfig, [
+        "-n",
+        ns,
+        "--all-nodes",
+        "--run-id",
+        runId,
+        "--image",
+        AGENT_IMAGE,
+      ]);
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(`[CONFLICT] run ID ${runId} is already in use`);
+      const writes = cluster.log
+        .mutatingRequests()
+        .filter((e) => e.seq > from && !/reviews$/.test(e.path) && e.query.dryRun !== "All");
+      expect(writes).toHaveLength(0);
+    },
+    TEST_MS,
+  );
+
+  test(
     "no matching node: NOT_FOUND (exit 3)",
     async () => {
       const ns = await freshNamespace(cluster, "fleet");
