@@ -2,6 +2,7 @@ import type { Toleration } from "../agent/job-spec.ts";
 import type { SnapshotRunOptions } from "../remote/options.ts";
 import type { ConfigMapRef } from "../snapshot/cm-uri.ts";
 import type { Snapshot } from "../snapshot/schema.ts";
+import type { DocumentSource } from "../snapshot/source.ts";
 import type { PlannedCheck } from "./_catalog.ts";
 import type { Phase, Recipe } from "./recipe.ts";
 
@@ -22,7 +23,7 @@ export interface PodPlacement {
 /** Key of the CTRF JSON in a cm:// report. */
 export const REPORT_CONFIGMAP_KEY = "report.json";
 
-export type Source = { kind: "file"; path: string } | { kind: "configmap"; ref: ConfigMapRef };
+export type Source = DocumentSource;
 
 export interface ValidateOptions {
   recipe: Source;

@@ -1,0 +1,92 @@
+/**
+ * A document the operator names with a flag — a snapshot or a recipe — read from a file or from a
+ * ConfigMap (`cm://<namespace>/<name>`). validate and diff read their inputs here; the cluster is
+ * contacted only for cm://.
+ */
+import { readFile } from "node:fs/promises";
+import { AicrError } from "../core/errors.ts";
+import type { KubeClient } from "../kube/client.ts";
+import { isNotFound } from "../kube/errors.ts";
+import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "./cm-uri.ts";
+
+export type DocumentSource = { kind: "file"; path: string } | { kind: "configmap"; ref: ConfigMapRef };
+
+export interface LoadedText {
+  text: string;
+  /** How the source is named in messages: the path or the cm:// URI. */
+  name: string;
+}
+
+/** A flag's value as a source: cm://<namespace>/<name>, else a file path. */
+export const parseSource = (value: string): DocumentSource =>
+  isConfigMapUri(value)
+    ? { kind: "configmap", ref: parseConfigMapUri(value) }
+    : { kind: "file", path: value };
+
+export const describeSource = (s: DocumentSource): string =>
+  s.kind === "file" ? s.path : `cm://${s.ref.namespace}/${s.ref.name}`;
+
+/** The ConfigMap key holding the document: `<what>.yaml`, `<what>.json`, else its only key. */
+export function pickDataKey(data: Record<string, string>, what: string): string | undefined {
+  for (const key of [`${what}.yaml`, `${what}.json`]) if (key in data) return key;
+  const keys = Object.keys(data);
+  return keys.length === 1 ? keys[0] : undefined;
+}
+
+/** A file's text; a missing file or a directory is INVALID_REQUEST naming the flag. */
+export async function readSourceFile(flag: string, path: string, what: string): Promise<LoadedText> {
+  try {
+    return { text: await readFile(path, "utf8"), name: path };
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `cannot read ${flag} ${JSON.stringify(path)}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (err as Error).message}`,
+      { remedy: `pass the path of a ${what} file`, context: { field: flag, value: path } },
+    );
+  }
+}
+
+/** A ConfigMap's document: NOT_FOUND when it does not exist, INVALID_REQUEST when no key holds one. */
+export async function readSourceConfigMap(
+  flag: string,
+  ref: ConfigMapRef,
+  what: string,
+  client: KubeClient,
+): Promise<LoadedText> {
+  const name = `cm://${ref.namespace}/${ref.name}`;
+  const cm = await client
+    .get<{ data?: Record<string, string> }>({ apiVersion: "v1", kind: "ConfigMap", ...ref })
+    .catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+      throw new AicrError(
+        "NOT_FOUND",
+        `${flag} ${name}: ConfigMap ${ref.name} not found in namespace ${ref.namespace}`,
+        {
+          remedy: `check the name and namespace (kubectl get configmaps -n ${ref.namespace}), or pass ${flag} <file>`,
+          context: { field: flag, value: name },
+        },
+      );
+    });
+  const data = cm.data ?? {};
+  const key = pickDataKey(data, what);
+  if (!key) {
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `${flag} ${name} holds no ${what} document: expected the key ${what}.yaml (keys: ${Object.keys(data).join(", ") || "none"})`,
+      { remedy: `store the ${what} under the key ${what}.yaml`, context: { field: flag, value: name } },
+    );
+  }
+  return { text: data[key] ?? "", name };
+}
+
+/** A file or a ConfigMap; `connect` is called only for cm://. */
+export function loadSource(
+  source: DocumentSource,
+  o: { flag: string; what: string },
+  connect: () => Promise<KubeClient>,
+): Promise<LoadedText> {
+  return source.kind === "file"
+    ? readSourceFile(o.flag, source.path, o.what)
+    : connect().then((client) => readSourceConfigMap(o.flag, source.ref, o.what, client));
+}
