@@ -2,6 +2,7 @@ import { AicrError } from "../core/errors.ts";
 import { checkFileDestination } from "../core/files.ts";
 import { runNames } from "../run/names.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
+import { parseSource as documentSource } from "../snapshot/source.ts";
 import {
   CAPTURE_JOB_PREFIX,
   DEFAULT_VALIDATE_NAMESPACE,
@@ -127,9 +128,7 @@ function refuseCaptureOnly(f: ValidateFlags): void {
 
 export function parseSource(flag: string, value: string): Source {
   if (value === "") throw badFlag(flag, value, "a file path or cm://<namespace>/<name>");
-  return isConfigMapUri(value)
-    ? { kind: "configmap", ref: parseConfigMapUri(value) }
-    : { kind: "file", path: value };
+  return documentSource(value);
 }
 
 /** Every flag checked before the first request or file read; an error names the flag and its value. */
