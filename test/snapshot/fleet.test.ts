@@ -27,6 +27,7 @@ import {
   SETUP_MS,
   TEST_MS,
   untilNoRunObjects,
+  writes,
 } from "./_harness.ts";
 
 const N = 50;
@@ -78,6 +79,10 @@ beforeAll(async () => {
 
 afterAll(() => cluster?.stop());
 
+/** aicr snapshot --all-nodes in namespace `ns` with the test agent image, and `args`. */
+const fleetRun = (ns: string, args: string[]) =>
+  runSnapshot(kubeconfig, ["-n", ns, "--all-nodes", "--image", AGENT_IMAGE, ...args]);
+
 const watchesSince = (from: number) =>
   cluster.log.entries.filter((e) => e.seq > from && e.query.watch === "true");
 
@@ -88,17 +93,7 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
       const ns = await freshNamespace(cluster, "fleet");
       const out = join(await mkdtemp(join(tmpdir(), "aicr-fleet-")), "out/");
       const from = lastSeq(cluster);
-      const r = await runSnapshot(kubeconfig, [
-        "-n",
-        ns,
-        "--all-nodes",
-        "--image",
-        AGENT_IMAGE,
-        "--parallelism",
-        "16",
-        "-o",
-        out,
-      ]);
+      const r = await fleetRun(ns, ["--parallelism", "16", "-o", out]);
       expect(r.stderr).toContain("2 of 50 nodes failed");
       expect(r.code).toBe(8);
       const files = (await readdir(out)).sort();
@@ -138,15 +133,7 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
     "--sample 3 on stdout: one multi-document YAML in node order, exit 0",
     async () => {
       const ns = await freshNamespace(cluster, "fleet");
-      const r = await runSnapshot(kubeconfig, [
-        "-n",
-        ns,
-        "--all-nodes",
-        "--sample",
-        "3",
-        "--image",
-        AGENT_IMAGE,
-      ]);
+      const r = await fleetRun(ns, ["--sample", "3"]);
       expect(r.code).toBe(0);
       const docs = r.stdout.split(/^---\n/m).filter(Boolean);
       expect(docs).toHaveLength(3);
@@ -183,21 +170,10 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
     async () => {
       const ns = await freshNamespace(cluster, "fleet");
       const from = lastSeq(cluster);
-      const r = await runSnapshot(kubeconfig, [
-        "-n",
-        ns,
-        "--all-nodes",
-        "--max-nodes",
-        "10",
-        "--image",
-        AGENT_IMAGE,
-      ]);
+      const r = await fleetRun(ns, ["--max-nodes", "10"]);
       expect(r.code).toBe(2);
       expect(r.stderr).toContain("50 nodes");
-      const writes = cluster.log
-        .mutatingRequests()
-        .filter((e) => e.seq > from && !/reviews$/.test(e.path) && e.query.dryRun !== "All");
-      expect(writes).toHaveLength(0);
+      expect(writes(cluster, from)).toHaveLength(0);
     },
     TEST_MS,
   );
@@ -214,21 +190,10 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
         rules: [],
       });
       const from = lastSeq(cluster);
-      const r = await runSnapshot(kubeconfig, [
-        "-n",
-        ns,
-        "--all-nodes",
-        "--run-id",
-        runId,
-        "--image",
-        AGENT_IMAGE,
-      ]);
+      const r = await fleetRun(ns, ["--run-id", runId]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stderr).toContain(`[CONFLICT] run ID ${runId} is already in use`);
-      const writes = cluster.log
-        .mutatingRequests()
-        .filter((e) => e.seq > from && !/reviews$/.test(e.path) && e.query.dryRun !== "All");
-      expect(writes).toHaveLength(0);
+      expect(writes(cluster, from)).toHaveLength(0);
     },
     TEST_MS,
   );
@@ -237,15 +202,7 @@ describe("aicr snapshot --all-nodes (fake, 50 GPU nodes)", () => {
     "no matching node: NOT_FOUND (exit 3)",
     async () => {
       const ns = await freshNamespace(cluster, "fleet");
-      const r = await runSnapshot(kubeconfig, [
-        "-n",
-        ns,
-        "--all-nodes",
-        "--node-selector",
-        "pool=none",
-        "--image",
-        AGENT_IMAGE,
-      ]);
+      const r = await fleetRun(ns, ["--node-selector", "pool=none"]);
       expect(r.code).toBe(3);
     },
     TEST_MS,
