@@ -1,4 +1,4 @@
-import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
+import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
 import { AicrError, bulletList } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
@@ -41,10 +41,11 @@ export interface GateInput {
   outputNamespace: string;
   ownsOutput: boolean;
   discoverNetwork: boolean;
-  /** Resolves prefix vs exact (a look-up of the named ServiceAccount). */
-  resolveMode: () => Promise<ServiceAccountMode>;
-  /** Set when no ServiceAccount name was given: prefix mode, no look-up needed. */
-  knownMode?: ServiceAccountMode | undefined;
+  /**
+   * --service-account-name: looked up (exact if it exists, else a prefix). Unset: prefix mode, known
+   * up front with no look-up.
+   */
+  serviceAccountName?: string | undefined;
   /** The namespace's read (the object, or the error it answered), when the caller already sent it. */
   namespaceRead?: Promise<unknown> | undefined;
   /** The agent pod as the Job would create it, for the admission dry run. */
@@ -242,9 +243,14 @@ export async function checkPermissions(
 ): Promise<GateResult> {
   // Without --service-account-name the mode is known up front and the admission dry run goes out at
   // once; with it, the ServiceAccount look-up goes out first, alongside everything else.
-  const modeP = input.knownMode ? Promise.resolve(input.knownMode) : input.resolveMode();
+  const knownMode: ServiceAccountMode | undefined = input.serviceAccountName
+    ? undefined
+    : { kind: "prefix", prefix: undefined };
+  const modeP = knownMode
+    ? Promise.resolve(knownMode)
+    : resolveServiceAccountMode(client, { namespace: input.namespace, name: input.serviceAccountName });
   modeP.catch(() => {});
-  const admission = input.knownMode ? admissionLines(client, input, input.knownMode) : undefined;
+  const admission = knownMode ? admissionLines(client, input, knownMode) : undefined;
   admission?.catch(() => {});
   // A caller allowed every verb on every resource cluster-wide (cluster-admin) holds everything the
   // run needs and grants: one review instead of ~50. Anyone else gets the full list, one line each.
@@ -271,9 +277,7 @@ export async function checkPermissions(
   // Who the caller is goes out with the reviews (no round trip of its own): a refusal names it. A
   // server that will not say (SelfSubjectReview refused or not served) leaves the generic wording.
   const caller = client.whoAmI().then(callerNamed, () => CALLER);
-  const early = input.knownMode
-    ? modeSpecific(client, input, input.knownMode, log, caller, admission)
-    : undefined;
+  const early = knownMode ? modeSpecific(client, input, knownMode, log, caller, admission) : undefined;
   early?.catch(() => {});
   const phase1 = await deniedChecks(client, callerBaseChecks(input), { signal: input.signal });
   const who = await caller;

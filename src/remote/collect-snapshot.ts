@@ -9,7 +9,7 @@ import {
 import { buildAgentJob, jobDeadlineSeconds } from "../agent/job-spec.ts";
 import type { ResultConfigMap } from "../agent/result.ts";
 import { type Placement, podFailure, startSentinel } from "../agent/sentinel.ts";
-import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
+import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
 import { describePodState } from "../agent/wait.ts";
 import { unlessAborted, withTimeout } from "../core/async.ts";
 import { type Deadline, DeadlineExceeded, startDeadline } from "../core/deadline.ts";
@@ -280,10 +280,8 @@ async function gateRun(
         namespaceRead,
         ownsOutput: plan.ownsOutput,
         discoverNetwork: o.discoverNetwork,
-        resolveMode: () =>
-          resolveServiceAccountMode(client, { namespace: o.namespace, name: o.serviceAccountName }),
+        serviceAccountName: o.serviceAccountName,
         dryRunPod: (mode) => dryRunPod(plan, config, mode),
-        knownMode: o.serviceAccountName ? undefined : { kind: "prefix", prefix: undefined },
         signal,
       },
       log,

@@ -3,7 +3,7 @@ import { buildNodeJob, FleetRun, type FleetShared, type NodeJob } from "../agent
 import { FleetDispatcher, type JobState } from "../agent/fleet-dispatch.ts";
 import { jobDeadlineSeconds } from "../agent/job-spec.ts";
 import type { Placement } from "../agent/sentinel.ts";
-import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
+import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
 import type { PodState } from "../agent/wait.ts";
 import { mapLimit, unlessAborted } from "../core/async.ts";
 import { AicrError, errorMessage, isAicrError } from "../core/errors.ts";
@@ -133,10 +133,8 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
       namespaceRead,
       ownsOutput: true,
       discoverNetwork: o.discoverNetwork,
-      resolveMode: () =>
-        resolveServiceAccountMode(client, { namespace: o.namespace, name: o.serviceAccountName }),
+      serviceAccountName: o.serviceAccountName,
       dryRunPod: (mode) => dryRunPod(config, plan, mode),
-      knownMode: o.serviceAccountName ? undefined : { kind: "prefix", prefix: undefined },
       signal,
     },
     log,
