@@ -20,7 +20,8 @@ const home = mkdtempSync(join(tmpdir(), "aicr-skopeo-"));
 const certDir = join(home, "certs");
 
 beforeAll(async () => {
-  if (!existsSync(SKOPEO)) throw new Error(`${SKOPEO} is missing: apt-get install -y docker-registry skopeo`);
+  if (!existsSync(SKOPEO))
+    throw new Error(`${SKOPEO} is missing: run \`npm run prereqs\` (installs the host packages)`);
   reg = await startRegistry({ tls: true, htpasswd: { user: USER, password: PASSWORD } });
   mkdirSync(certDir, { recursive: true });
   writeFileSync(join(certDir, "ca.crt"), reg.caPem);

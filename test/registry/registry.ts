@@ -2,7 +2,7 @@
  * A real registry for the push tests: Debian's docker-registry (distribution 2.8) on a free
  * loopback port, filesystem storage in a temp dir, optionally TLS (the test CA of
  * test/cluster/certs.ts), htpasswd (bcrypt) or token auth (test/registry/token-server.ts).
- * Install with `apt-get install -y docker-registry skopeo`.
+ * `npm run prereqs` (the first step of `npm test`) installs it.
  */
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -101,7 +101,7 @@ async function waitUntilUp(url: string, ca: string, proc: Bun.Subprocess, log: (
 
 export async function startRegistry(o: RegistryOptions = {}): Promise<Registry> {
   if (!existsSync(REGISTRY_BIN)) {
-    throw new Error(`${REGISTRY_BIN} is missing: apt-get install -y docker-registry skopeo`);
+    throw new Error(`${REGISTRY_BIN} is missing: run \`npm run prereqs\` (installs the host packages)`);
   }
   const p = pki();
   const dir = mkdtempSync(join(tmpdir(), "aicr-registry-"));
