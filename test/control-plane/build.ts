@@ -1,10 +1,11 @@
 /**
- * Builds the test control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler and
- * kubectl in one Go binary) once per machine, keyed by the hash of this module's sources, go.mod and
+ * Builds the test control plane (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, the
+ * kubelet and a fake GPU device plugin of the real test node, and kubectl in one Go binary) once per machine, keyed by the hash of this module's sources, go.mod and
  * go.sum. The binary lives in ~/.cache/aicr/control-plane/<hash>/ (AICR_CACHE_DIR overrides the root),
  * outside the work tree, so a fresh clone or `git clean` reuses it.
  *
- *   bun test/control-plane/build.ts          prints the binary's path (builds first if needed)
+ *   bun test/control-plane/build.ts          prints the binary's path (builds first if needed), then
+ *                                            the real test node's binary directory (test/node/build.ts)
  *   import { controlPlaneBinary } from ...   the same, for test support
  */
 import { createHash } from "node:crypto";
@@ -98,4 +99,8 @@ async function build(): Promise<ControlPlaneBinaries> {
 if (import.meta.main) {
   const b = await controlPlaneBinary();
   process.stdout.write(`${b.controlPlane}\n`);
+  // `npm run control-plane` (part of npm test) also builds the real test node's binaries
+  // (containerd, its shim, pause, the nvidia-smi stand-in: test/node/build.ts); their directory second.
+  const { nodeBinaries } = await import("../node/build.ts");
+  process.stdout.write(`${(await nodeBinaries()).dir}\n`);
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	kubectlcmd "k8s.io/kubectl/pkg/cmd"
 	apiserver "k8s.io/kubernetes/cmd/kube-apiserver/app"
 	controllermanager "k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	kubelet "k8s.io/kubernetes/cmd/kubelet/app"
 	scheduler "k8s.io/kubernetes/cmd/kube-scheduler/app"
 )
 
@@ -29,12 +31,16 @@ func main() {
 		cmd = controllermanager.NewControllerManagerCommand()
 	case "kube-scheduler":
 		cmd = scheduler.NewSchedulerCommand()
+	case "kubelet":
+		cmd = kubelet.NewKubeletCommand(context.Background())
+	case "device-plugin":
+		os.Exit(runDevicePlugin(args))
 	case "etcd":
 		os.Exit(runEtcd(args))
 	case "up":
 		os.Exit(runUp(args))
 	default:
-		fmt.Fprintf(os.Stderr, "usage: control-plane up|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubectl ...\n")
+		fmt.Fprintf(os.Stderr, "usage: control-plane up|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|device-plugin|kubectl ...\n")
 		os.Exit(2)
 	}
 	cmd.SetArgs(args)
