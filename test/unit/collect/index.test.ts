@@ -16,7 +16,7 @@ describe("collectAll", () => {
     const { log } = captureLog();
     const ms = await collectAll({
       hostRoot: join(HOSTS, "h100-node"),
-      env: { PATH: pathWith("h100", "systemd") },
+      env: { PATH: pathWith("h100") },
       nodeName: "gpu-node-07",
       log,
     });
@@ -30,7 +30,7 @@ describe("collectAll", () => {
     const { log } = captureLog();
     const ms = await collectAll({
       hostRoot: join(HOSTS, "cpu-node"),
-      env: { PATH: pathWith("no-systemd") },
+      env: { PATH: pathWith() },
       cluster: new FakeCluster({ nodes: [gpuNode("gpu-node-07"), gpuNode("gpu-node-08")] }),
       nodeName: "gpu-node-07",
       maxNodesPerEntry: 1,

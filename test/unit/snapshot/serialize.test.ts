@@ -157,7 +157,7 @@ describe("serializeSnapshot", () => {
     const measurements = await collectAll({
       hostRoot: join(FIXTURES, "hosts/h100-node"),
       env: {
-        PATH: [join(FIXTURES, "bin/h100"), join(FIXTURES, "bin/systemd"), "/usr/bin", "/bin"].join(":"),
+        PATH: [join(FIXTURES, "bin/h100"), "/usr/bin", "/bin"].join(":"),
       },
       nodeName: "gpu-node-07",
       log,
