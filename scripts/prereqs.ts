@@ -10,7 +10,7 @@
  * Go is the one toolchain apt cannot give at the version needed (the test control plane and node are
  * built from Kubernetes' modules with Go ≥ 1.26): it is checked and named, never installed.
  */
-import { spawnSync } from "node:child_process";
+import { type SpawnSyncOptions, spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 
 /** A Debian package and the executables whose presence proves it is installed. */
@@ -66,7 +66,7 @@ function canInstall(): boolean {
 
 function aptInstall(pkgs: string[]): boolean {
   const env = { ...process.env, DEBIAN_FRONTEND: "noninteractive" };
-  const quiet = { env, stdio: ["ignore", "ignore", "inherit"] as const };
+  const quiet: SpawnSyncOptions = { env, stdio: ["ignore", "ignore", "inherit"] };
   process.stderr.write(`prereqs: installing ${pkgs.join(" ")} from Debian's packages\n`);
   if (spawnSync("apt-get", ["update", "-q"], quiet).status !== 0) return false;
   const args = ["install", "-y", "-q", "--no-install-recommends", ...pkgs];
