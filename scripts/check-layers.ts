@@ -38,6 +38,8 @@ const PURE = [
   /^diff\/(paths|compare|glob|report|fleet|fleet-report|node-specific)\.ts$/,
   /^remote\/_(fleet-plan|contexts-files|contexts-summary)\.ts$/,
   /^collect\/_network-(group|readings|cluster)\.ts$/,
+  /^collect\/_dbus-(signature|marshal|unmarshal|message|auth)\.ts$/,
+  /^collect\/_systemd-readings\.ts$/,
   /^commands\/_config-flags\.ts$/,
   /^core\/versions\.ts$/,
 ];
