@@ -119,7 +119,9 @@ export function pki(): Pki {
       "server",
       "/CN=kube-apiserver",
       "ca",
-      "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+      // 10.96.0.1 is the `kubernetes` Service's ClusterIP: pods on the real test node reach the fault
+      // proxy (which serves this certificate) through it (real/node/README.md).
+      "subjectAltName=IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n",
     );
     return {
       caCert: read(dir, "ca.crt"),

@@ -22,6 +22,7 @@ import type { ContainerRuntime, RunFunction } from "./controllers/runtime.ts";
 import type { Faults } from "./faults.ts";
 import type { KObject } from "./objects.ts";
 import type { StoreView } from "./real/mirror.ts";
+import type { RealNodeSpec, RealNodeStack } from "./real/node/stack.ts";
 import type { RequestLog } from "./request-log.ts";
 import { type Cluster, startCluster } from "./server.ts";
 import type { ApiserverAccess } from "./wiring.ts";
@@ -52,6 +53,12 @@ export interface TestClusterOptions {
   /** The kubelet's container runtime, built once the apiserver's address is known. */
   runtime?: (apiserver: ApiserverAccess) => ContainerRuntime | RunFunction;
   unpullableImages?: string[];
+  /**
+   * Real backend only: one real node (kubelet, containerd, runc, CNI bridge, a fake GPU device plugin;
+   * real/node/README.md) beside the process kubelet's nodes, Ready and untainted before the cluster is
+   * handed out, with its registries and images. Needs root and dist/aicr.
+   */
+  realNode?: RealNodeSpec;
   /** Fake only: the store's clock. */
   now?: () => Date;
 }
@@ -72,6 +79,8 @@ export interface TestCluster {
   fake: Cluster | undefined;
   /** The kubectl built from the control plane's Kubernetes release (built on first use). */
   kubectl(): Promise<string>;
+  /** The real node and its registries, when `realNode` was asked for (real backend only). */
+  realNode?: RealNodeStack | undefined;
   stop(): Promise<void>;
 }
 
@@ -83,6 +92,8 @@ export async function startTestCluster(
     const { startRealCluster } = await import("./real/cluster.ts");
     return startRealCluster(options);
   }
+  if (options.realNode)
+    throw new Error("realNode needs the real backend (a fake apiserver has no real kubelet to talk to)");
   const cluster = await startCluster({
     ...(options.https ? { https: true } : {}),
     ...(options.users ? { users: options.users } : {}),

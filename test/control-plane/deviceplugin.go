@@ -62,6 +62,14 @@ type fakeDevices struct {
 // serveOnce serves on a fresh socket, registers with the kubelet, and returns once the kubelet has
 // restarted (our socket removed or kubelet.sock replaced) or ctx ends.
 func (p *fakeDevices) serveOnce(ctx context.Context, path, kubeletSock, endpoint string) error {
+	// Listen only once the kubelet is there: it empties the directory when it starts.
+	for inode(kubeletSock) == 0 {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 	os.Remove(path)
 	l, err := net.Listen("unix", path)
 	if err != nil {
@@ -74,6 +82,10 @@ func (p *fakeDevices) serveOnce(ctx context.Context, path, kubeletSock, endpoint
 
 	var kubeletIno uint64
 	for {
+		// A kubelet starting meanwhile empties the directory: listen again before registering.
+		if _, err := os.Stat(path); err != nil {
+			return fmt.Errorf("socket %s removed before registration: listening again", path)
+		}
 		ino, err := register(ctx, kubeletSock, &pluginapi.RegisterRequest{
 			Version:      pluginapi.Version,
 			Endpoint:     endpoint,

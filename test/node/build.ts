@@ -3,10 +3,11 @@
  * go.mod, go.sum and the recorded nvidia-smi XML, into ~/.cache/aicr/node/<hash>/ (AICR_CACHE_DIR moves
  * the root), outside the work tree like the control plane (test/control-plane/build.ts):
  *
- *   containerd-shim-runc-v2   containerd 2.x, its runc shim, ctr and the node supervisor in one static
- *                             binary; containerd, ctr and aicr-node are links to it (main.go says why
- *                             the file carries the shim's name)
+ *   containerd                containerd 2.x, ctr and the node supervisor in one static binary; ctr and
+ *                             aicr-node are links to it
+ *   containerd-shim-runc-v2   containerd's runc shim (static; a binary of its own: shim/main.go says why)
  *   pause                     the sandbox image's process (static)
+ *   ticker                    the test workload image's process: ticks, an exit status, SIGTERM handling (static)
  *   nvidia-smi                the stand-in that prints test/fixtures/bin/h100/nvidia-smi.xml (static)
  *
  * The kubelet and the device plugin are subcommands of the control-plane binary (same Kubernetes release).
@@ -38,7 +39,7 @@ export const CONTAINERD_VERSION = (readFileSync(join(NODE_MODULE_DIR, "go.mod"),
 ) ?? [])[1] as string;
 /** Left out of containerd: snapshotters this node does not use (btrfs needs cgo anyway), and tracing. */
 const TAGS = "no_btrfs,no_devmapper,no_zfs,no_tracing";
-const PACKAGES = [".", "pause", "nvidia-smi"];
+const PACKAGES = [".", "shim", "pause", "ticker", "nvidia-smi"];
 
 function sourceHash(): string {
   const h = createHash("sha256");
@@ -65,10 +66,11 @@ export interface NodeBinaries {
   /** The supervisor: `aicr-node up|init|sweep`. */
   aicrNode: string;
   pause: string;
+  ticker: string;
   nvidiaSmi: string;
 }
 
-const LINKS = ["containerd", "ctr", "aicr-node"];
+const LINKS = ["ctr", "aicr-node"];
 
 function binaries(dir: string): NodeBinaries {
   return {
@@ -78,6 +80,7 @@ function binaries(dir: string): NodeBinaries {
     ctr: join(dir, "ctr"),
     aicrNode: join(dir, "aicr-node"),
     pause: join(dir, "pause"),
+    ticker: join(dir, "ticker"),
     nvidiaSmi: join(dir, "nvidia-smi"),
   };
 }
@@ -120,19 +123,14 @@ async function build(): Promise<NodeBinaries> {
   );
   try {
     const pkg = "github.com/containerd/containerd/v2";
+    const version = `-s -w -X ${pkg}/version.Version=${CONTAINERD_VERSION} -X ${pkg}/version.Revision=aicr-test-node`;
+    await goBuild(["-tags", TAGS, "-ldflags", version, "-o", join(tmp, "containerd"), "."], {});
     await goBuild(
-      [
-        "-tags",
-        TAGS,
-        "-ldflags",
-        `-s -w -X ${pkg}/version.Version=${CONTAINERD_VERSION} -X ${pkg}/version.Revision=aicr-test-node`,
-        "-o",
-        join(tmp, "containerd-shim-runc-v2"),
-        ".",
-      ],
+      ["-tags", TAGS, "-ldflags", version, "-o", join(tmp, "containerd-shim-runc-v2"), "./shim"],
       {},
     );
     await goBuild(["-ldflags", "-s -w", "-o", join(tmp, "pause"), "./pause"], {});
+    await goBuild(["-ldflags", "-s -w", "-o", join(tmp, "ticker"), "./ticker"], {});
     // go:embed reads only files in the package's directory: the overlay lends it the fixture.
     const overlay = join(tmp, "overlay.json");
     writeFileSync(
@@ -144,7 +142,7 @@ async function build(): Promise<NodeBinaries> {
       {},
     );
     rmSync(overlay);
-    for (const l of LINKS) symlinkSync("containerd-shim-runc-v2", join(tmp, l));
+    for (const l of LINKS) symlinkSync("containerd", join(tmp, l));
     writeFileSync(join(tmp, ".complete"), "");
   } catch (e) {
     rmSync(tmp, { recursive: true, force: true });

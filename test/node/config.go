@@ -43,6 +43,9 @@ type Config struct {
 type Registry struct {
 	Host string `json:"host"`
 	CA   string `json:"ca"`
+	// Serve, when set, is a docker-registry configuration file: `up` runs that registry (listening on
+	// Host) for as long as the node lives, so it ends with the node however the test process ends.
+	Serve string `json:"serve"`
 }
 
 func readConfig(path string) (*Config, error) {

@@ -167,6 +167,9 @@ disabled_plugins = ["io.containerd.nri.v1.nri", "io.containerd.tracing.processor
 [plugins."io.containerd.cri.v1.runtime"]
   disable_apparmor = true
   enable_selinux = false
+  # This machine's root lacks CAP_SYS_RESOURCE: no oom_score_adj below containerd's own (the sandbox's
+  # default -998 would fail). Containers get max(their score, containerd's), as on a rootless node.
+  restrict_oom_score_adj = true
   [plugins."io.containerd.cri.v1.runtime".cni]
     bin_dirs = ["/usr/lib/cni"]
     conf_dir = %q

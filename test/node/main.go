@@ -1,9 +1,7 @@
-// Command containerd-shim-runc-v2 is the real test node's multi-call binary (test/cluster/real/node):
-// containerd 2.x, its runc shim, ctr, and the node supervisor, chosen by the name it runs under.
-//
-// The file itself is named containerd-shim-runc-v2 and the other names are symlinks to it, because
-// the shim starts its long-lived copy through os.Executable(), which resolves links: that copy must
-// still see the shim's name.
+// Command containerd is the real test node's multi-call binary (test/cluster/real/node): containerd
+// 2.x, ctr, and the node supervisor, chosen by the name it runs under (ctr and aicr-node are links to
+// it). The runc shim is a binary of its own (shim/): it loads every plugin registered in its process,
+// and the daemon's would fail there.
 package main
 
 import (
@@ -12,11 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2/manager"
-	_ "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2/task/plugin"
 	"github.com/containerd/containerd/v2/cmd/containerd/command"
 	ctr "github.com/containerd/containerd/v2/cmd/ctr/app"
-	"github.com/containerd/containerd/v2/pkg/shim"
 
 	_ "github.com/containerd/containerd/v2/cmd/containerd/builtins"
 )
@@ -25,8 +20,6 @@ func main() {
 	name := filepath.Base(os.Args[0])
 	ctx := context.Background()
 	switch name {
-	case "containerd-shim-runc-v2":
-		shim.RunShim(ctx, manager.NewShimManager("io.containerd.runc.v2"))
 	case "containerd":
 		if err := command.App().Run(ctx, os.Args); err != nil {
 			fmt.Fprintln(os.Stderr, "containerd:", err)
@@ -44,7 +37,7 @@ func main() {
 		}
 		os.Exit(runNode(os.Args[1], os.Args[2:]))
 	default:
-		fmt.Fprintf(os.Stderr, "%s: run me as containerd, containerd-shim-runc-v2, ctr or aicr-node\n", name)
+		fmt.Fprintf(os.Stderr, "%s: run me as containerd, ctr or aicr-node\n", name)
 		os.Exit(2)
 	}
 }

@@ -69,6 +69,14 @@ func runUp(args []string) int {
 		fmt.Fprintf(os.Stderr, "aicr-node up: %s: %v\n", what, err)
 		return 1
 	}
+	if err := os.MkdirAll(l.Logs(), 0o755); err != nil {
+		return fail("logs", err)
+	}
+	regs, err := startRegistries(c, l)
+	t.registries = regs
+	if err != nil {
+		return fail("registries", err)
+	}
 	if err := createNetwork(n); err != nil {
 		return fail("network", err)
 	}
@@ -195,13 +203,14 @@ func tailLog(w io.Writer, path string, n int) {
 }
 
 // teardown undoes what up made, in reverse: init (and with it every process and mount of the node),
-// the relays, the cgroups, the network namespace and veth, the claim, the directory.
+// the relays, the registries, the cgroups, the network namespace and veth, the claim, the directory.
 type teardown struct {
-	dir      string
-	net      *Network
-	relays   *relays
-	init     *exec.Cmd
-	initDone chan error
+	dir        string
+	net        *Network
+	relays     *relays
+	init       *exec.Cmd
+	initDone   chan error
+	registries []*exec.Cmd
 }
 
 func (t *teardown) run(w io.Writer) {
@@ -217,6 +226,12 @@ func (t *teardown) run(w io.Writer) {
 	}
 	if t.relays != nil {
 		t.relays.close()
+	}
+	for _, r := range t.registries {
+		r.Process.Signal(syscall.SIGTERM)
+	}
+	for _, r := range t.registries {
+		r.Wait()
 	}
 	if t.net != nil {
 		cleanNode(w, *t.net, t.dir)
@@ -250,4 +265,48 @@ func removeAllRetry(dir string) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return err
+}
+
+// startRegistries runs the registries the node owns (Registry.Serve) and waits until each accepts
+// connections on its loopback port.
+func startRegistries(c *Config, l Layout) ([]*exec.Cmd, error) {
+	var cmds []*exec.Cmd
+	for i, r := range c.Registries {
+		if r.Serve == "" {
+			continue
+		}
+		f, err := os.OpenFile(filepath.Join(l.Logs(), fmt.Sprintf("registry-%d.log", i)), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+		if err != nil {
+			return cmds, err
+		}
+		cmd := exec.Command("/usr/bin/docker-registry", "serve", r.Serve)
+		cmd.Stdout = f
+		cmd.Stderr = f
+		cmd.Env = []string{"PATH=/usr/bin:/bin", "HOME=" + filepath.Dir(r.Serve)}
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, Setpgid: true}
+		err = cmd.Start()
+		f.Close()
+		if err != nil {
+			return cmds, fmt.Errorf("docker-registry for %s: %w", r.Host, err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for _, r := range c.Registries {
+		if r.Serve == "" {
+			continue
+		}
+		for {
+			conn, err := net.DialTimeout("tcp", r.Host, time.Second)
+			if err == nil {
+				conn.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				return cmds, fmt.Errorf("the registry on %s did not answer within 30 s", r.Host)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return cmds, nil
 }

@@ -18,6 +18,7 @@ import { CLUSTER_POLICY_CRD, installCrd } from "./crds.ts";
 import { startFaultProxy } from "./fault-proxy.ts";
 import { startRealKubelet } from "./kubelet.ts";
 import { MirrorStore } from "./mirror.ts";
+import { type RealNodeStack, startRealNodeStack } from "./node/stack.ts";
 
 /** What the mirror keeps: every kind the suites read or count. */
 const MIRRORED = [
@@ -90,6 +91,14 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
         throw new Error("the real kubelet lays out the pod's ServiceAccount token; no kubeconfig is written");
       },
     };
+    let realNode: RealNodeStack | undefined;
+    if (options.realNode) {
+      realNode = await startRealNodeStack(options.realNode, {
+        apiserverPort: cp.port,
+        servicePort: proxy.port,
+      });
+      stops.push(() => realNode!.stop());
+    }
     if (options.controllers !== false) {
       const kubelet = await startRealKubelet({
         apiserverUrl: cp.url,
@@ -101,7 +110,10 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
         servicePort: proxy.port,
       });
       stops.push(() => kubelet.stop());
-      const names = (options.nodes ?? []).map((n) => n.metadata.name!);
+      const names = [
+        ...(options.nodes ?? []).map((n) => n.metadata.name!),
+        ...(realNode ? [realNode.node.name] : []),
+      ];
       // Ready, and the not-ready taint that TaintNodesByCondition puts on every new Node already
       // lifted by the node lifecycle controller: until then nothing schedules there.
       const usable = (n: string) => {
@@ -110,7 +122,12 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
           (c: { type: string; status: string }) => c.type === "Ready" && c.status === "True",
         );
         const taints: { key: string }[] = o?.spec?.taints ?? [];
-        return ready && !taints.some((t) => t.key.startsWith("node.kubernetes.io/"));
+        // The real node's GPUs count once its device plugin has registered them.
+        const gpus =
+          n !== realNode?.node.name ||
+          (options.realNode?.gpus ?? 8) === 0 ||
+          Number(o?.status?.allocatable?.["nvidia.com/gpu"] ?? 0) > 0;
+        return ready && gpus && !taints.some((t) => t.key.startsWith("node.kubernetes.io/"));
       };
       await store.until(() => names.every(usable), `nodes ${names.join(", ")} Ready and untainted`);
     } else {
@@ -159,6 +176,7 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
       },
       connectionsAccepted: () => proxy.connectionsAccepted(),
       kubectl: async () => cp.kubectl,
+      realNode,
       stop: stopAll,
     };
   } catch (e) {
