@@ -20,6 +20,27 @@ import { controlPlaneBinary } from "../../../control-plane/build.ts";
 import { nodeBinaries } from "../../../node/build.ts";
 import { clientCert, pki } from "../../certs.ts";
 
+/** What this machine lacks to run a real node, or undefined when it has it all. */
+export function realNodeMissing(): string | undefined {
+  if (process.getuid?.() !== 0) return "not root (network, PID and mount namespaces, cgroups, iptables)";
+  const files = [
+    "/usr/sbin/runc",
+    "/usr/lib/cni/bridge",
+    "/usr/lib/cni/host-local",
+    "/usr/lib/cni/loopback",
+    "/usr/lib/cni/portmap",
+    "/usr/bin/docker-registry",
+  ];
+  const absent = files.filter((f) => !existsSync(f));
+  if (absent.length > 0)
+    return `missing ${absent.join(", ")} (apt-get install runc containernetworking-plugins docker-registry)`;
+  for (const tool of ["ip", "nsenter", "iptables"])
+    if (!Bun.which(tool, { PATH: "/usr/sbin:/usr/bin:/sbin:/bin" }))
+      return `no ${tool} on PATH (iproute2, util-linux, iptables)`;
+  if (!readFileSync("/proc/filesystems", "utf8").includes("overlay")) return "no overlayfs in this kernel";
+  return undefined;
+}
+
 export interface RealNodeOptions {
   /** The Node's name (and hostname label). */
   name: string;
@@ -103,6 +124,8 @@ interface Ready {
 }
 
 export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
+  const missing = realNodeMissing();
+  if (missing) throw new Error(`a real node cannot run here: ${missing}`);
   const [cp, bin] = await Promise.all([controlPlaneBinary(), nodeBinaries()]);
   const dir = mkdtempSync(join(tmpdir(), "aicr-node-"));
   const p = pki();

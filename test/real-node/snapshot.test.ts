@@ -1,0 +1,195 @@
+/**
+ * aicr on a real node (test/cluster/real/node): the compiled binary deploys its agent — the project's
+ * image, pulled by containerd from a registry — onto a kubelet v1.36.3 node with containerd 2.x, runc
+ * and the CNI bridge, whose /run/systemd is a real systemd's, and whose containers see the nvidia-smi
+ * stand-in as NVIDIA's container runtime would show the driver's. Real backend only.
+ */
+import { afterAll, beforeAll, describe, expect, test } from "bun:test";
+import { readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { parseSnapshot, type Snapshot } from "../../src/snapshot/schema.ts";
+import { realNodeMissing } from "../cluster/real/node/node.ts";
+import { resource } from "../cluster/resources.ts";
+import { BACKENDS, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
+import { KUBERNETES_VERSION } from "../control-plane/build.ts";
+import { ensureBuilt } from "../e2e/_aicr.ts";
+import { CONTAINERD_VERSION } from "../node/build.ts";
+import { runObjects, runSnapshot, untilNoRunObjects } from "../snapshot/_harness.ts";
+import { type RealSystemd, realSystemdMissing, startRealSystemd } from "../support/real-systemd.ts";
+import { until, untilStore } from "../support/until.ts";
+
+const NODE = "real-gpu-1";
+const SETUP_MS = 300_000;
+/** The kubelet removes a deleted pod's containers at its next container garbage collection (every minute). */
+const CONTAINER_GC_MS = 120_000;
+
+describe.skipIf(!BACKENDS.includes("real"))("[real] aicr snapshot on a real node", () => {
+  let cluster: TestCluster;
+  let systemd: RealSystemd | undefined;
+  let kubectl: string;
+  let admin: string;
+
+  beforeAll(async () => {
+    // Nothing here is skipped: a machine that cannot run the node fails the suite with the reason.
+    const missing = realNodeMissing() ?? realSystemdMissing();
+    if (missing) throw new Error(`the real-node suite cannot run here: ${missing}`);
+    await ensureBuilt();
+    systemd = await startRealSystemd();
+    cluster = await startTestCluster("real", {
+      realNode: { name: NODE, aicrImage: true, systemdDir: join(systemd.runDir, "systemd") },
+    });
+    kubectl = await cluster.kubectl();
+    admin = cluster.kubeconfigFor("admin");
+  }, SETUP_MS);
+
+  afterAll(async () => {
+    await cluster?.stop();
+    await systemd?.stop();
+  }, SETUP_MS);
+
+  const node = () => cluster.realNode!.node;
+  const k = async (args: string[], input?: string) => {
+    const p = Bun.spawn([kubectl, "--kubeconfig", admin, ...args], {
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: input === undefined ? "ignore" : new TextEncoder().encode(input),
+    });
+    const [stdout, stderr, code] = await Promise.all([
+      new Response(p.stdout).text(),
+      new Response(p.stderr).text(),
+      p.exited,
+    ]);
+    return { code, stdout, stderr };
+  };
+
+  test("the node registered itself: Ready, untainted, a GPU node with 8 nvidia.com/gpu from its device plugin", () => {
+    const n = cluster.store.find(resource("nodes"), undefined, NODE)!;
+    expect(n.metadata.labels).toMatchObject({
+      "kubernetes.io/hostname": NODE,
+      "nvidia.com/gpu.present": "true",
+    });
+    expect(n.status.allocatable["nvidia.com/gpu"]).toBe("8");
+    expect(n.status.nodeInfo).toMatchObject({
+      kubeletVersion: KUBERNETES_VERSION,
+      containerRuntimeVersion: `containerd://${CONTAINERD_VERSION}`,
+    });
+    expect(n.status.addresses).toContainEqual({ type: "InternalIP", address: node().nodeIP });
+    expect(n.spec.taints ?? []).toEqual([]);
+  });
+
+  test(
+    "dist/aicr snapshot --image <registry>/aicr:local completes there: OS, K8s, GPU (smi) and SystemD readings; nothing left",
+    async () => {
+      const image = cluster.realNode!.images.aicr!;
+      const res = await runSnapshot(admin, [
+        "--image",
+        image,
+        "--node-selector",
+        `kubernetes.io/hostname=${NODE}`,
+        "--timeout",
+        "3m",
+      ]);
+      expect(res.stderr).toContain(`running on ${NODE}`);
+      expect(res.code).toBe(0);
+      const doc: Snapshot = parseSnapshot(res.stdout, "stdout");
+      const data = (type: string, subtype: string) =>
+        doc.measurements.find((m) => m.type === type)?.subtypes.find((s) => s.subtype === subtype)?.data;
+      expect(doc.metadata["source-node"]).toBe(NODE);
+
+      // K8s: the apiserver and this node as the kubelet reports it.
+      expect(data("K8s", "server")?.version).toBe(KUBERNETES_VERSION);
+      expect(data("K8s", "node")).toMatchObject({
+        "container-runtime-name": "containerd",
+        "container-runtime-version": CONTAINERD_VERSION,
+        "kubelet-version": KUBERNETES_VERSION,
+        "source-node": NODE,
+      });
+      expect(data("K8s", "image")).toBeDefined();
+      // GPU: the nvidia-smi stand-in the node's runtime mounts at /usr/bin/nvidia-smi (the image has none).
+      expect(data("GPU", "smi")).toMatchObject({
+        "gpu-count": 8,
+        driver: "570.124.06",
+        "cuda-version": "12.8",
+      });
+      // OS: the host's os-release (hostPath), /proc of the node's kernel, its sysctls.
+      expect(data("OS", "release")?.ID).toBe("debian");
+      expect(Object.keys(data("OS", "sysctl") ?? {}).length).toBeGreaterThan(50);
+      // SystemD: the real systemd behind the node's /run/systemd, over D-Bus.
+      expect(data("SystemD", "containerd.service")).toMatchObject({
+        ActiveState: "active",
+        SubState: "running",
+      });
+      expect(data("SystemD", "kubelet.service")).toMatchObject({
+        ActiveState: "active",
+        SubState: "running",
+      });
+      expect(data("SystemD", "docker.service")).toMatchObject({ ActiveState: "failed" });
+      // NodeTopology: the node's labels.
+      expect(data("NodeTopology", "label")?.["nvidia.com/gpu.present"]).toBe(`true|${NODE}`);
+
+      // The agent wrote its result through the fault proxy, as its own ServiceAccount: the kubelet gave
+      // it KUBERNETES_SERVICE_HOST=10.96.0.1, which the node's one DNAT rule leads to the proxy.
+      const agentWrites = cluster.log.entries.filter(
+        (e) => e.user.startsWith("system:serviceaccount:default:") && /aicr-agent-snapshot-/.test(e.path),
+      );
+      expect(agentWrites.length).toBeGreaterThan(0);
+
+      // Nothing of the run is left: no object, and — once the kubelet has collected the deleted pod —
+      // no container (or sandbox) in containerd.
+      await untilNoRunObjects(cluster, "default");
+      expect(runObjects(cluster, "default")).toEqual([]);
+      await until(() => node().containers(), "no container left in containerd", {
+        accept: (left) => left.length === 0,
+        ms: CONTAINER_GC_MS,
+        everyMs: 1000,
+      });
+    },
+    CONTAINER_GC_MS + 180_000,
+  );
+
+  test("kubectl logs -f streams a running pod's CRI log through the apiserver's proxy to the kubelet", async () => {
+    const pod = {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name: "ticker", namespace: "default" },
+      spec: {
+        nodeSelector: { "kubernetes.io/hostname": NODE },
+        restartPolicy: "Never",
+        containers: [
+          { name: "t", image: cluster.realNode!.images.ticker, args: ["-n", "6", "-every", "700ms"] },
+        ],
+      },
+    };
+    expect((await k(["create", "-f", "-"], JSON.stringify(pod))).code).toBe(0);
+    await untilStore(
+      cluster,
+      () => cluster.store.find(resource("pods"), "default", "ticker")?.status?.phase === "Running",
+      "the ticker pod Running",
+      60_000,
+    );
+    const follow = Bun.spawn([kubectl, "--kubeconfig", admin, "logs", "-f", "ticker"], {
+      stdout: "pipe",
+      stderr: "pipe",
+    });
+    // Lines arrive while the container runs: the first before it has ended.
+    const reader = follow.stdout.getReader();
+    const first = new TextDecoder().decode((await reader.read()).value);
+    expect(first).toStartWith("tick ");
+    expect(cluster.store.find(resource("pods"), "default", "ticker")?.status?.phase).toBe("Running");
+    let rest = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      rest += new TextDecoder().decode(value);
+    }
+    expect(await follow.exited).toBe(0);
+    expect((first + rest).trim().split("\n")).toEqual([1, 2, 3, 4, 5, 6].map((i) => `tick ${i}`));
+
+    // What the kubelet read: the CRI log file containerd wrote (timestamp, stream, tag, line).
+    const uid = cluster.store.find(resource("pods"), "default", "ticker")!.metadata.uid;
+    const dir = join(node().dir, "var/log/pods", `default_ticker_${uid}`, "t");
+    const file = readFileSync(join(dir, readdirSync(dir)[0]!), "utf8");
+    expect(file.split("\n")[0]).toMatch(/^\d{4}-\d\d-\d\dT\S+Z stdout F tick 1$/);
+    expect((await k(["delete", "pod", "ticker", "--wait=true"])).code).toBe(0);
+  }, 120_000);
+});
