@@ -105,6 +105,8 @@ export interface RealNode {
   containers(): Promise<string[]>;
   /** The last lines of a component's log: init, containerd, kubelet, device-plugin. */
   tail(component: string, lines?: number): string;
+  /** The supervisor's process ID (`aicr-node up`). */
+  supervisorPid: number;
   /** Restarts the kubelet (its device plugin registers again); the node stays. */
   restartKubelet(): void;
   stop(): Promise<void>;
@@ -212,6 +214,7 @@ export async function startRealNode(o: RealNodeOptions): Promise<RealNode> {
     containerdSocket: ready.containerdSocket,
     kubeletRoot: ready.kubeletRoot,
     nvidiaSmi: bin.nvidiaSmi,
+    supervisorPid: proc.pid,
     ctr,
     async containers() {
       const r = await ctr(["--namespace", "k8s.io", "containers", "list", "--quiet"]);
