@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// runInit is PID 1 of the node: a new PID and mount namespace inside the node's network namespace
+// runInit is PID 1 of the node: a new PID, mount and UTS namespace inside the node's network namespace
 // (`up` starts it through nsenter). It makes the node's filesystem view — its own /proc, a sysfs of
 // its network namespace with the host's cgroup hierarchies moved onto it, <dir>/run, <dir>/var/lib and
 // <dir>/var/log as /run, /var/lib and /var/log, the real systemd's runtime directory as /run/systemd —
@@ -39,6 +39,11 @@ func runInit(args []string) int {
 
 	l := Layout{Dir: c.Dir}
 	n := Network{X: *index}
+	// The node's own hostname (what hostNetwork pods see, as on a cluster's node).
+	if err := syscall.Sethostname([]byte(c.Name)); err != nil {
+		fmt.Fprintln(os.Stderr, "aicr-node init: hostname:", err)
+		return 1
+	}
 	if err := nodeMounts(c, l); err != nil {
 		fmt.Fprintln(os.Stderr, "aicr-node init: mounts:", err)
 		return 1

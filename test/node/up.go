@@ -112,7 +112,7 @@ func runUp(args []string) int {
 	}
 	defer initLog.Close()
 	// nsenter joins the node's network namespace and execs init, which is then PID 1 of the new PID
-	// namespace: when it ends, the kernel kills every process of the node (shims and containers too),
+	// namespace (with a UTS namespace of its own: the node's hostname is its name): when it ends, the kernel kills every process of the node (shims and containers too),
 	// and its mount namespace — every overlay, shm and network-namespace mount made there — goes with it.
 	cmd := exec.Command("nsenter", "--net=/run/netns/"+n.Netns(), "--",
 		filepath.Join(filepath.Dir(self), "aicr-node"), "init", "--config", *configPath, "--index", fmt.Sprint(n.X))
@@ -122,7 +122,7 @@ func runUp(args []string) int {
 		return fail("init", err)
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{
-		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID,
+		Cloneflags: syscall.CLONE_NEWNS | syscall.CLONE_NEWPID | syscall.CLONE_NEWUTS,
 		Pdeathsig:  syscall.SIGKILL,
 		Setpgid:    true,
 	}
