@@ -88,7 +88,8 @@ func runInit(args []string) int {
 	}
 	if c.GPUs > 0 {
 		if err := p.start("device-plugin", c.ControlPlane, "device-plugin", "--count", fmt.Sprint(c.GPUs),
-			"--resource", "nvidia.com/gpu", "--dir", "/var/lib/kubelet/device-plugins"); err != nil {
+			// The kubelet's /var/lib/kubelet/device-plugins, by its host path: the command line names the node.
+			"--resource", "nvidia.com/gpu", "--dir", l.P("var", "lib", "kubelet", "device-plugins")); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			p.stopAll()
 			return 1

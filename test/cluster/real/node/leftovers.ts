@@ -89,9 +89,11 @@ export function nodeLeftovers(filter: LeftoverFilter = {}): string[] {
     const cmd = safe(() => readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim(), "");
     // A container's process: its cgroup lies under a node's cgroup root.
     const cgroups = safe(() => readFileSync(`/proc/${pid}/cgroup`, "utf8"), "");
+    // One node's processes are told apart by their command lines (each names the node's directory)
+    // and cgroups; any node's also by their executables.
     const ours =
       (filter.binaries ?? []).some((b) => exe === b) ||
-      (!filter.binaries && /\/\.cache\/aicr\/node\//.test(exe)) ||
+      (!only && !filter.binaries && /\/\.cache\/aicr\/node\//.test(exe)) ||
       dirMatch(cmd) ||
       cgroups.split("\n").some((l) => cgroupName(l.split(":")[2]?.split("/")[1] ?? ""));
     if (ours) out.push(`process ${pid}: ${cmd || exe}`);
