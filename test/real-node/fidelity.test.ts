@@ -155,6 +155,24 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] what pods see on the real no
     expect(s.lastState.terminated).toMatchObject({ exitCode: 3, reason: "Error", message: "tick 1\n" });
   }, 120_000);
 
+  test("the device plugin registers again after a kubelet restart; a GPU pod gets its devices' IDs", async () => {
+    const node = cluster.realNode!.node;
+    const registrations = () =>
+      (node.tail("device-plugin", 1000).match(/registered nvidia\.com\/gpu/g) ?? []).length;
+    const before = registrations();
+    node.restartKubelet();
+    await until(() => registrations() > before, "the device plugin registered again", 60_000);
+    await create("gpu", {
+      restartPolicy: "Never",
+      containers: [{ ...ticker(["-n", "1"]), resources: { limits: { "nvidia.com/gpu": "2" } } }],
+    });
+    await untilStore(cluster, () => pod("gpu")?.status?.phase === "Succeeded", "the GPU pod done", 60_000);
+    // The container's env came from the plugin's Allocate: two of its fake devices.
+    const id = pod("gpu")!.status.containerStatuses[0].containerID.replace("containerd://", "");
+    const info = await node.ctr(["--namespace", "k8s.io", "containers", "info", id]);
+    expect(info.stdout).toMatch(/"NVIDIA_VISIBLE_DEVICES=fake-gpu-\d,fake-gpu-\d"/);
+  }, 120_000);
+
   test("deletion: SIGTERM, then SIGKILL after terminationGracePeriodSeconds", async () => {
     await create("stubborn", {
       terminationGracePeriodSeconds: 3,
