@@ -301,7 +301,13 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
   );
 
   /** An operator's own objects: a ServiceAccount allowed to write ConfigMaps in `ns`, and a Job running the image. */
-  function operatorObjects(ns: string, job: string, output: string, agentMode: boolean) {
+  function operatorObjects(
+    ns: string,
+    job: string,
+    output: string,
+    agentMode: boolean,
+    extraArgs: string[] = [],
+  ) {
     const rbac = "rbac.authorization.k8s.io";
     const node = cluster.realNode!.node;
     const hostPath = (name: string, path: string, type: string, mountPath: string) => ({
@@ -351,7 +357,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
                     name: "aicr",
                     image: image(),
                     command: ["aicr"],
-                    args: ["snapshot", "-o", output],
+                    args: [...extraArgs, "snapshot", "-o", output],
                     env: [
                       { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
                       ...(agentMode ? [{ name: "AICR_AGENT_MODE", value: "true" }] : []),
@@ -372,6 +378,14 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
 
   const podsText = (ns: string) =>
     JSON.stringify(cluster.store.list(resource("pods"), { namespace: ns }).items.map((p) => p.status));
+
+  /** The exit code of a Job's (one) pod's container, as the kubelet reported it. */
+  const exitCodeOf = (ns: string, job: string) => {
+    const pod = cluster.store
+      .list(resource("pods"), { namespace: ns })
+      .items.find((p) => p.metadata.labels?.["batch.kubernetes.io/job-name"] === job);
+    return pod ? containerStatus(pod)?.state?.terminated?.exitCode : undefined;
+  };
 
   const jobCondition = (ns: string, name: string) =>
     (
@@ -466,6 +480,38 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
       expect(asSnapshotter.filter((e) => e.method !== "GET")).toEqual([]);
       expect(cluster.store.find(resource("configmaps"), ns, "plain-snapshot")).toBeUndefined();
 
+      // Given the namespace, would it deploy a nested agent Job with the pod's in-cluster credentials?
+      const nestedSince = cluster.log.entries.at(-1)?.seq ?? 0;
+      const nested = operatorObjects(ns, "nested-snapshot", `cm://${ns}/nested-snapshot`, false, [
+        "-n",
+        ns,
+      ]).items.at(-1)!;
+      expect((await k(["apply", "-f", "-"], JSON.stringify(nested))).code).toBe(0);
+      const nestedDone = await untilStore(
+        cluster,
+        () => jobCondition(ns, "nested-snapshot"),
+        () => `the Job with -n and without AICR_AGENT_MODE finished; pods: ${podsText(ns)}`,
+        STUCK_MS,
+      );
+      const nestedLogs = await k(["logs", "-n", ns, "job/nested-snapshot"]);
+      const nestedRequests = cluster.log.entries
+        .filter((e) => e.seq > nestedSince && e.user === `system:serviceaccount:${ns}:snapshotter`)
+        .map((e) => `${e.method} ${e.path} ${e.status}`);
+      // It does not: `aicr snapshot` outside agent mode takes credentials from a kubeconfig only (the pod
+      // has none: HOME is /), so it ends before any request — no nested Job, nothing written.
+      expect(nestedDone).toBe("Failed");
+      expect(nestedLogs.stdout).toContain(
+        `ERROR [INVALID_REQUEST] kubeconfig "/.kube/config" does not exist`,
+      );
+      expect(nestedRequests).toEqual([]);
+      for (const job of ["plain-snapshot", "nested-snapshot"]) expect(exitCodeOf(ns, job), job).toBe(2);
+      expect(
+        cluster.store
+          .list(resource("jobs"), {})
+          .items.map((j) => `${j.metadata.namespace}/${j.metadata.name}`)
+          .sort(),
+      ).toEqual([`${ns}/nested-snapshot`, `${ns}/nightly-snapshot`, `${ns}/plain-snapshot`]);
+
       const pods = cluster.store.list(resource("pods"), { namespace: ns }).items;
       const ids = (
         await Promise.all(pods.map((p) => podContainerIds(cluster, p.metadata.uid as string)))
@@ -478,6 +524,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
         "-n",
         ns,
         "job/plain-snapshot",
+        "job/nested-snapshot",
         "configmap/node-snapshot",
         "--ignore-not-found",
       ]);
