@@ -33,7 +33,7 @@ export const HOST_PACKAGES: readonly HostPackage[] = [
   { pkg: "iptables", provides: ["iptables"], for: "the real node's Service rule" },
   { pkg: "iproute2", provides: ["ip"], for: "the real node's network namespace" },
   { pkg: "systemd", provides: ["/usr/lib/systemd/systemd"], for: "a real systemd read over D-Bus" },
-  { pkg: "util-linux", provides: ["unshare", "nsenter", "mount"], for: "namespaces and chroots" },
+  { pkg: "util-linux", provides: ["unshare", "nsenter", "mount", "setpriv"], for: "namespaces and chroots" },
   { pkg: "openssl", provides: ["openssl"], for: "the test PKI" },
   { pkg: "python3", provides: ["python3"], for: "a pseudo-terminal for prompts" },
 ];

@@ -2,6 +2,7 @@
  * systemd over D-Bus for the SystemD collector: which socket to ask (beneath the host root), the
  * connection (or one warning saying why there is none), and one unit's properties.
  */
+import { existsSync } from "node:fs";
 import { DbusConnection } from "./_dbus-client.ts";
 import type { DbusVariant } from "./_dbus-signature.ts";
 import { hostPath } from "./_host-fs.ts";
@@ -60,7 +61,18 @@ export async function openSystemd(options: CollectorOptions): Promise<DbusConnec
       tried.push(`${path}: ${errorText(err)}`);
     }
   }
-  options.log.warn("systemd is not reachable over D-Bus; SystemD is empty", { tried: tried.join("; ") });
+  const privateSocket = hostPath(options.hostRoot, PRIVATE_SOCKET);
+  // A non-root agent beside a mounted /run/systemd: systemd admits only root on its private socket.
+  const hint =
+    uid !== 0 && existsSync(privateSocket)
+      ? {
+          remedy: `this process runs as uid ${uid}, and systemd answers ${privateSocket} for root only: run the agent as root (securityContext runAsUser: 0)`,
+        }
+      : {};
+  options.log.warn("systemd is not reachable over D-Bus; SystemD is empty", {
+    tried: tried.join("; "),
+    ...hint,
+  });
   return undefined;
 }
 

@@ -1,3 +1,5 @@
+import { AicrError } from "../core/errors.ts";
+import { inPodWithoutKubeconfig } from "../kube/config.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { placementMismatch } from "../remote/auto-target.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
@@ -141,6 +143,15 @@ export default defineAicrCommand({
     const namespace = resolveNamespace(args.namespace, ctx.env, args);
     // Several --context, or --all-contexts: commands/_contexts.ts (undefined, with nothing read, otherwise).
     const remote = ctx.transport.name === "remote";
+    if (remote && inPodWithoutKubeconfig({ kubeconfig: args.kubeconfig, env: ctx.env }))
+      throw new AicrError(
+        "INVALID_REQUEST",
+        "aicr snapshot runs inside a pod without AICR_AGENT_MODE=true and without a kubeconfig: it would deploy another agent Job from here",
+        {
+          remedy:
+            "to collect this node from the pod, set AICR_AGENT_MODE=true in the container's env (aicr's own agent Job does); to deploy an agent Job from inside the cluster, pass --kubeconfig <path>",
+        },
+      );
     const contexts = selectContexts(rawArgs, { kubeconfig: args.kubeconfig, env: ctx.env, remote });
     const addRolesFor = args["add-roles-to-service-account"];
     if (addRolesFor !== undefined) {

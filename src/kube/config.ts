@@ -22,6 +22,22 @@ export interface LoadedKubeConfig {
 
 const IN_CLUSTER_TOKEN = "/var/run/secrets/kubernetes.io/serviceaccount/token";
 
+/**
+ * True inside a pod (KUBERNETES_SERVICE_HOST and a mounted ServiceAccount token) when no kubeconfig
+ * file resolves as kubectl would find it: a command that needs a kubeconfig would fail there, and the
+ * caller can say why before the first request.
+ */
+export function inPodWithoutKubeconfig(source: Omit<KubeConfigSource, "allowInCluster">): boolean {
+  if (!source.env.KUBERNETES_SERVICE_HOST || !existsSync(IN_CLUSTER_TOKEN)) return false;
+  let path: string | undefined;
+  try {
+    path = resolveKubeConfigPath({ ...source, allowInCluster: true });
+  } catch {
+    return true;
+  }
+  return path === undefined || !existsSync(path);
+}
+
 /** The first existing path of a KUBECONFIG list, as kubectl reads it (merging is not supported). */
 function fromEnvList(value: string): string | undefined {
   const paths = value.split(":").filter(Boolean);
