@@ -182,10 +182,13 @@ export class KubeClient {
     );
   }
 
-  /** Server-side apply: the apiserver merges by field ownership; `force` takes fields from other managers. */
+  /**
+   * Server-side apply: the apiserver merges by field ownership; `force` takes fields from other managers.
+   * `signal` abandons the request in flight (the agent's pod being stopped must not wait for an answer).
+   */
   apply<T extends KubernetesObject>(
     object: T,
-    options: { fieldManager: string; force: boolean },
+    options: { fieldManager: string; force: boolean; signal?: AbortSignal | undefined },
   ): Promise<T> {
     const ref = refOf(object);
     return this.call(`applying ${describe(ref)}`, async () =>
@@ -193,6 +196,7 @@ export class KubeClient {
         body: object,
         contentType: "application/apply-patch+yaml",
         query: { fieldManager: options.fieldManager, force: options.force || undefined },
+        signal: options.signal,
       }),
     );
   }

@@ -43,7 +43,7 @@ export interface DeliverOptions {
   /** Needed only for a ConfigMap destination. */
   client?: KubeClient | undefined;
   writeStdout: (text: string) => void;
-  /** Cancels the ConfigMap apply's retries: no new attempt, no pause kept. */
+  /** Cancels the ConfigMap apply: the request in flight is abandoned, no new attempt, no pause kept. */
   signal?: AbortSignal | undefined;
 }
 
@@ -55,11 +55,12 @@ export async function deliverSnapshot(dest: Destination, options: DeliverOptions
   const cm = buildSnapshotConfigMap(dest.ref, options);
   const client = options.client;
   // Server-side apply is idempotent, so a dropped connection or a throttled answer is simply retried.
-  await retry(() => client.apply(cm, { fieldManager: "aicr", force: true }), {
+  const signal = options.signal;
+  await retry(() => client.apply(cm, { fieldManager: "aicr", force: true, signal }), {
     attempts: APPLY_ATTEMPTS,
     retryable: isTransient,
     backoffMs: (attempt) => Math.min(APPLY_BACKOFF_MS * 2 ** (attempt - 1), APPLY_MAX_BACKOFF_MS),
-    signal: options.signal,
+    signal,
   });
 }
 
