@@ -22,6 +22,8 @@ export const SETUP_MS = 300_000;
  * after its grace period (30 s by default) if it had to be stopped.
  */
 export const CONTAINER_GC_MS = 150_000;
+/** A deleted pod's containers are stopped within its grace period (the agent's: 30 s). */
+const STUCK_STOP_MS = 60_000;
 
 export interface RealNodeCluster {
   cluster: TestCluster;
@@ -191,10 +193,29 @@ export async function containers(cluster: TestCluster): Promise<string[]> {
   return r.stdout.split("\n").filter(Boolean);
 }
 
-/** Waits until containerd (the node's) holds none of `ids`: the kubelet stopped and collected them. */
-export const untilContainersGone = (cluster: TestCluster, ids: string[], what: string) =>
-  until(() => containers(cluster), what, {
-    accept: (left) => ids.every((id) => !left.includes(id)),
+/** IDs of the node's live tasks (running processes of sandboxes and containers) in the CRI namespace. */
+export async function tasks(cluster: TestCluster): Promise<string[]> {
+  const r = await ctr(cluster, ["--namespace", "k8s.io", "tasks", "list", "--quiet"]);
+  if (r.code !== 0) throw new Error(`ctr tasks list: ${r.stderr}`);
+  return r.stdout.split("\n").filter(Boolean);
+}
+
+/**
+ * Waits until none of `ids` has a task any more: the kubelet stopped them (CRI deletes a container's
+ * task when it exits). Their records stay until the kubelet's container garbage collection, which
+ * runs once a minute: each suite proves that once, at its end (untilNoContainers).
+ */
+export const untilStopped = (cluster: TestCluster, ids: string[], what: string) =>
+  until(() => tasks(cluster), what, {
+    accept: (live) => ids.every((id) => !live.includes(id)),
+    ms: STUCK_STOP_MS,
+    everyMs: 250,
+  });
+
+/** Waits until containerd holds no container at all: stopped, and collected by the kubelet. */
+export const untilNoContainers = (cluster: TestCluster) =>
+  until(() => containers(cluster), "no container left in containerd", {
+    accept: (left) => left.length === 0,
     ms: CONTAINER_GC_MS,
     everyMs: 1000,
   });

@@ -39,7 +39,8 @@ import {
   runPods,
   SETUP_MS,
   startRealNodeCluster,
-  untilContainersGone,
+  untilNoContainers,
+  untilStopped,
 } from "./_support.ts";
 
 const STUCK_MS = 120_000;
@@ -148,7 +149,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
 
         await untilNoRunObjects(cluster, ns);
         await untilNoRunPods(cluster, ns);
-        await untilContainersGone(cluster, [agent.id], "the agent's container removed from containerd");
+        await untilStopped(cluster, [agent.id], "the agent's container stopped");
       } finally {
         hold.release();
       }
@@ -247,7 +248,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
         // The pod is gone from the API only once the kubelet has stopped its containers.
         await untilNoRunPods(cluster, ns);
         expect(hostPidOf(agent.id)).toBeUndefined();
-        await untilContainersGone(cluster, ids, "the agent pod's containers removed from containerd");
+        await untilStopped(cluster, ids, "the agent pod's sandbox and container stopped");
       } finally {
         hold.release();
       }
@@ -291,7 +292,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
         await untilNoRunObjects(cluster, ns, runId);
         await untilNoRunPods(cluster, ns);
         expect(hostPidOf(agent.id)).toBeUndefined();
-        await untilContainersGone(cluster, ids, "the agent pod's containers removed from containerd");
+        await untilStopped(cluster, ids, "the agent pod's sandbox and container stopped");
       } finally {
         hold.release();
       }
@@ -456,8 +457,8 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
         expect(logs.stdout).toContain(left);
 
       // Without AICR_AGENT_MODE the same command is the operator-side `aicr snapshot`: it would deploy
-      // an agent Job of its own. In the pod it resolves the run's namespace to "default" (no kubeconfig
-      // context; the pod's own namespace is not read) and refuses the cm:// output before any write.
+      // an agent Job of its own. In a pod with no kubeconfig it says so before anything else, naming
+      // AICR_AGENT_MODE=true as the remedy, and writes nothing.
       const since = cluster.log.entries.at(-1)?.seq ?? 0;
       const plain = operatorObjects(ns, "plain-snapshot", `cm://${ns}/plain-snapshot`, false).items.at(-1)!;
       const appliedPlain = await k(["apply", "-f", "-"], JSON.stringify(plain));
@@ -470,10 +471,10 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
       );
       const plainLogs = await k(["logs", "-n", ns, "job/plain-snapshot"]);
       expect(plainDone).toBe("Failed");
-      expect(plainLogs.stdout).toContain("snapshot agent run: runID=");
-      expect(plainLogs.stdout).toContain(
-        `ERROR [INVALID_REQUEST] invalid --output "cm://${ns}/plain-snapshot": its namespace must be the run's namespace "default"`,
-      );
+      const inPod =
+        "ERROR [INVALID_REQUEST] aicr snapshot runs inside a pod without AICR_AGENT_MODE=true and without a kubeconfig";
+      expect(plainLogs.stdout).toContain(inPod);
+      expect(plainLogs.stdout).toContain("set AICR_AGENT_MODE=true");
       const asSnapshotter = cluster.log.entries.filter(
         (e) => e.seq > since && e.user === `system:serviceaccount:${ns}:snapshotter`,
       );
@@ -500,9 +501,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
       // It does not: `aicr snapshot` outside agent mode takes credentials from a kubeconfig only (the pod
       // has none: HOME is /), so it ends before any request — no nested Job, nothing written.
       expect(nestedDone).toBe("Failed");
-      expect(nestedLogs.stdout).toContain(
-        `ERROR [INVALID_REQUEST] kubeconfig "/.kube/config" does not exist`,
-      );
+      expect(nestedLogs.stdout).toContain(inPod);
       expect(nestedRequests).toEqual([]);
       for (const job of ["plain-snapshot", "nested-snapshot"]) expect(exitCodeOf(ns, job), job).toBe(2);
       expect(
@@ -534,8 +533,14 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
         "the operator's pods gone",
         STUCK_MS,
       );
-      await untilContainersGone(cluster, ids, "the operator's containers removed from containerd");
+      await untilStopped(cluster, ids, "the operator's sandboxes and containers stopped");
     },
     TEST_MS,
+  );
+
+  test(
+    "afterwards containerd holds no container of any of these runs: the kubelet collected every one",
+    () => untilNoContainers(cluster),
+    CONTAINER_GC_MS + 10_000,
   );
 });

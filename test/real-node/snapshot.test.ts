@@ -17,11 +17,10 @@ import { CONTAINERD_VERSION } from "../node/build.ts";
 import { runObjects, runSnapshot, untilNoRunObjects } from "../snapshot/_harness.ts";
 import { type RealSystemd, realSystemdMissing, startRealSystemd } from "../support/real-systemd.ts";
 import { until, untilStore } from "../support/until.ts";
+import { CONTAINER_GC_MS, tasks, untilNoContainers } from "./_support.ts";
 
 const NODE = "real-gpu-1";
 const SETUP_MS = 300_000;
-/** The kubelet removes a deleted pod's containers at its next container garbage collection (every minute). */
-const CONTAINER_GC_MS = 120_000;
 
 describe.skipIf(!BACKENDS.includes("real"))("[real] aicr snapshot on a real node", () => {
   let cluster: TestCluster;
@@ -77,75 +76,71 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] aicr snapshot on a real node
     expect(n.spec.taints ?? []).toEqual([]);
   });
 
-  test(
-    "dist/aicr snapshot --image <registry>/aicr:local completes there: OS, K8s, GPU (smi) and SystemD readings; nothing left",
-    async () => {
-      const image = cluster.realNode!.images.aicr!;
-      const res = await runSnapshot(admin, [
-        "--image",
-        image,
-        "--node-selector",
-        `kubernetes.io/hostname=${NODE}`,
-        "--timeout",
-        "3m",
-      ]);
-      expect(res.stderr).toContain(`running on ${NODE}`);
-      expect(res.code).toBe(0);
-      const doc: Snapshot = parseSnapshot(res.stdout, "stdout");
-      const data = (type: string, subtype: string) =>
-        doc.measurements.find((m) => m.type === type)?.subtypes.find((s) => s.subtype === subtype)?.data;
-      expect(doc.metadata["source-node"]).toBe(NODE);
+  test("dist/aicr snapshot --image <registry>/aicr:local completes there: OS, K8s, GPU (smi) and SystemD readings; nothing left", async () => {
+    const image = cluster.realNode!.images.aicr!;
+    const res = await runSnapshot(admin, [
+      "--image",
+      image,
+      "--node-selector",
+      `kubernetes.io/hostname=${NODE}`,
+      "--timeout",
+      "3m",
+    ]);
+    expect(res.stderr).toContain(`running on ${NODE}`);
+    expect(res.code).toBe(0);
+    const doc: Snapshot = parseSnapshot(res.stdout, "stdout");
+    const data = (type: string, subtype: string) =>
+      doc.measurements.find((m) => m.type === type)?.subtypes.find((s) => s.subtype === subtype)?.data;
+    expect(doc.metadata["source-node"]).toBe(NODE);
 
-      // K8s: the apiserver and this node as the kubelet reports it.
-      expect(data("K8s", "server")?.version).toBe(KUBERNETES_VERSION);
-      expect(data("K8s", "node")).toMatchObject({
-        "container-runtime-name": "containerd",
-        "container-runtime-version": CONTAINERD_VERSION,
-        "kubelet-version": KUBERNETES_VERSION,
-        "source-node": NODE,
-      });
-      expect(data("K8s", "image")).toBeDefined();
-      // GPU: the nvidia-smi stand-in the node's runtime mounts at /usr/bin/nvidia-smi (the image has none).
-      expect(data("GPU", "smi")).toMatchObject({
-        "gpu-count": 8,
-        driver: "570.124.06",
-        "cuda-version": "12.8",
-      });
-      // OS: the host's os-release (hostPath), /proc of the node's kernel, its sysctls.
-      expect(data("OS", "release")?.ID).toBe("debian");
-      expect(Object.keys(data("OS", "sysctl") ?? {}).length).toBeGreaterThan(50);
-      // SystemD: the real systemd behind the node's /run/systemd, over D-Bus.
-      expect(data("SystemD", "containerd.service")).toMatchObject({
-        ActiveState: "active",
-        SubState: "running",
-      });
-      expect(data("SystemD", "kubelet.service")).toMatchObject({
-        ActiveState: "active",
-        SubState: "running",
-      });
-      expect(data("SystemD", "docker.service")).toMatchObject({ ActiveState: "failed" });
-      // NodeTopology: the node's labels.
-      expect(data("NodeTopology", "label")?.["nvidia.com/gpu.present"]).toBe(`true|${NODE}`);
+    // K8s: the apiserver and this node as the kubelet reports it.
+    expect(data("K8s", "server")?.version).toBe(KUBERNETES_VERSION);
+    expect(data("K8s", "node")).toMatchObject({
+      "container-runtime-name": "containerd",
+      "container-runtime-version": CONTAINERD_VERSION,
+      "kubelet-version": KUBERNETES_VERSION,
+      "source-node": NODE,
+    });
+    expect(data("K8s", "image")).toBeDefined();
+    // GPU: the nvidia-smi stand-in the node's runtime mounts at /usr/bin/nvidia-smi (the image has none).
+    expect(data("GPU", "smi")).toMatchObject({
+      "gpu-count": 8,
+      driver: "570.124.06",
+      "cuda-version": "12.8",
+    });
+    // OS: the host's os-release (hostPath), /proc of the node's kernel, its sysctls.
+    expect(data("OS", "release")?.ID).toBe("debian");
+    expect(Object.keys(data("OS", "sysctl") ?? {}).length).toBeGreaterThan(50);
+    // SystemD: the real systemd behind the node's /run/systemd, over D-Bus.
+    expect(data("SystemD", "containerd.service")).toMatchObject({
+      ActiveState: "active",
+      SubState: "running",
+    });
+    expect(data("SystemD", "kubelet.service")).toMatchObject({
+      ActiveState: "active",
+      SubState: "running",
+    });
+    expect(data("SystemD", "docker.service")).toMatchObject({ ActiveState: "failed" });
+    // NodeTopology: the node's labels.
+    expect(data("NodeTopology", "label")?.["nvidia.com/gpu.present"]).toBe(`true|${NODE}`);
 
-      // The agent wrote its result through the fault proxy, as its own ServiceAccount: the kubelet gave
-      // it KUBERNETES_SERVICE_HOST=10.96.0.1, which the node's one DNAT rule leads to the proxy.
-      const agentWrites = cluster.log.entries.filter(
-        (e) => e.user.startsWith("system:serviceaccount:default:") && /aicr-agent-snapshot-/.test(e.path),
-      );
-      expect(agentWrites.length).toBeGreaterThan(0);
+    // The agent wrote its result through the fault proxy, as its own ServiceAccount: the kubelet gave
+    // it KUBERNETES_SERVICE_HOST=10.96.0.1, which the node's one DNAT rule leads to the proxy.
+    const agentWrites = cluster.log.entries.filter(
+      (e) => e.user.startsWith("system:serviceaccount:default:") && /aicr-agent-snapshot-/.test(e.path),
+    );
+    expect(agentWrites.length).toBeGreaterThan(0);
 
-      // Nothing of the run is left: no object, and — once the kubelet has collected the deleted pod —
-      // no container (or sandbox) in containerd.
-      await untilNoRunObjects(cluster, "default");
-      expect(runObjects(cluster, "default")).toEqual([]);
-      await until(() => node().containers(), "no container left in containerd", {
-        accept: (left) => left.length === 0,
-        ms: CONTAINER_GC_MS,
-        everyMs: 1000,
-      });
-    },
-    CONTAINER_GC_MS + 180_000,
-  );
+    // Nothing of the run is left: no object, no running sandbox or container (no task) in containerd;
+    // their records go at the kubelet's next container garbage collection (the last test).
+    await untilNoRunObjects(cluster, "default");
+    expect(runObjects(cluster, "default")).toEqual([]);
+    await until(() => tasks(cluster), "no sandbox or container running in containerd", {
+      accept: (live) => live.length === 0,
+      ms: 60_000,
+      everyMs: 250,
+    });
+  }, 180_000);
 
   test("kubectl logs -f streams a running pod's CRI log through the apiserver's proxy to the kubelet", async () => {
     const pod = {
@@ -192,4 +187,10 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] aicr snapshot on a real node
     expect(file.split("\n")[0]).toMatch(/^\d{4}-\d\d-\d\dT\S+Z stdout F tick 1$/);
     expect((await k(["delete", "pod", "ticker", "--wait=true"])).code).toBe(0);
   }, 120_000);
+
+  test(
+    "afterwards containerd holds no container: the kubelet collected the agent's and the ticker's",
+    () => untilNoContainers(cluster),
+    CONTAINER_GC_MS + 10_000,
+  );
 });
