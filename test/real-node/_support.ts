@@ -203,7 +203,7 @@ export async function tasks(cluster: TestCluster): Promise<string[]> {
 /**
  * Waits until none of `ids` has a task any more: the kubelet stopped them (CRI deletes a container's
  * task when it exits). Their records stay until the kubelet's container garbage collection, which
- * runs once a minute: each suite proves that once, at its end (untilNoContainers).
+ * runs once a minute: snapshot.test.ts proves that once, at its end (untilNoContainers).
  */
 export const untilStopped = (cluster: TestCluster, ids: string[], what: string) =>
   until(() => tasks(cluster), what, {

@@ -8,42 +8,35 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSnapshot, type Snapshot } from "../../src/snapshot/schema.ts";
-import { realNodeMissing } from "../cluster/real/node/node.ts";
 import { resource } from "../cluster/resources.ts";
-import { BACKENDS, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
+import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
 import { KUBERNETES_VERSION } from "../control-plane/build.ts";
-import { ensureBuilt } from "../e2e/_aicr.ts";
 import { CONTAINERD_VERSION } from "../node/build.ts";
 import { runObjects, runSnapshot, untilNoRunObjects } from "../snapshot/_harness.ts";
-import { type RealSystemd, realSystemdMissing, startRealSystemd } from "../support/real-systemd.ts";
 import { until, untilStore } from "../support/until.ts";
-import { CONTAINER_GC_MS, tasks, untilNoContainers } from "./_support.ts";
-
-const NODE = "real-gpu-1";
-const SETUP_MS = 300_000;
+import {
+  CONTAINER_GC_MS,
+  NODE,
+  type RealNodeCluster,
+  SETUP_MS,
+  startRealNodeCluster,
+  tasks,
+  untilNoContainers,
+} from "./_support.ts";
 
 describe.skipIf(!BACKENDS.includes("real"))("[real] aicr snapshot on a real node", () => {
+  let env: RealNodeCluster;
   let cluster: TestCluster;
-  let systemd: RealSystemd | undefined;
   let kubectl: string;
   let admin: string;
 
   beforeAll(async () => {
-    // Nothing here is skipped: a machine that cannot run the node fails the suite with the reason.
-    const missing = realNodeMissing() ?? realSystemdMissing();
-    if (missing) throw new Error(`the real-node suite cannot run here: ${missing}`);
-    await ensureBuilt();
-    systemd = await startRealSystemd();
-    cluster = await startTestCluster("real", {
-      realNode: { name: NODE, aicrImage: true, systemdDir: join(systemd.runDir, "systemd") },
-    });
-    kubectl = await cluster.kubectl();
-    admin = cluster.kubeconfigFor("admin");
+    env = await startRealNodeCluster();
+    ({ cluster, kubectl, admin } = env);
   }, SETUP_MS);
 
   afterAll(async () => {
-    await cluster?.stop();
-    await systemd?.stop();
+    await env?.stop();
   }, SETUP_MS);
 
   const node = () => cluster.realNode!.node;
