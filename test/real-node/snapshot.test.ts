@@ -16,6 +16,7 @@ import { runObjects, runSnapshot, untilNoRunObjects } from "../snapshot/_harness
 import { until, untilStore } from "../support/until.ts";
 import {
   CONTAINER_GC_MS,
+  kubectlAs,
   NODE,
   type RealNodeCluster,
   SETUP_MS,
@@ -40,19 +41,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] aicr snapshot on a real node
   }, SETUP_MS);
 
   const node = () => cluster.realNode!.node;
-  const k = async (args: string[], input?: string) => {
-    const p = Bun.spawn([kubectl, "--kubeconfig", admin, ...args], {
-      stdout: "pipe",
-      stderr: "pipe",
-      stdin: input === undefined ? "ignore" : new TextEncoder().encode(input),
-    });
-    const [stdout, stderr, code] = await Promise.all([
-      new Response(p.stdout).text(),
-      new Response(p.stderr).text(),
-      p.exited,
-    ]);
-    return { code, stdout, stderr };
-  };
+  const k = (args: string[], input?: string) => kubectlAs(kubectl, admin, args, input);
 
   test("the node registered itself: Ready, untainted, a GPU node with 8 nvidia.com/gpu from its device plugin", () => {
     const n = cluster.store.find(resource("nodes"), undefined, NODE)!;
