@@ -224,16 +224,30 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
     TEST_MS,
   );
 
+  /** A run in `ns` whose agent's container provably runs (its write held): the run, the hold, the container. */
+  async function runWithAgentRunning(ns: string) {
+    const hold = holdAgentWrite(ns);
+    const run = spawnSnapshot(admin, ["-n", ns, "--image", image(), ...ON_NODE]);
+    await hold.reached();
+    const agent = await runningAgent(ns);
+    return { hold, run, agent, ids: await podContainerIds(cluster, agent.uid) };
+  }
+
+  /** No run object, no run pod, no process and no task of the agent's pod left. */
+  async function provedStopped(ns: string, agentId: string, ids: string[], runId?: string) {
+    await untilNoRunObjects(cluster, ns, runId);
+    // The pod is gone from the API only once the kubelet has stopped its containers.
+    await untilNoRunPods(cluster, ns);
+    expect(hostPidOf(agentId)).toBeUndefined();
+    await untilStopped(cluster, ids, "the agent pod's sandbox and container stopped");
+  }
+
   test(
     "SIGINT while the agent's container runs: exit 9, [CANCELED], no run object, its sandbox and container stopped (no process, no task)",
     async () => {
       const ns = await freshNamespace(cluster, "sigint");
-      const hold = holdAgentWrite(ns);
+      const { hold, run, agent, ids } = await runWithAgentRunning(ns);
       try {
-        const run = spawnSnapshot(admin, ["-n", ns, "--image", image(), ...ON_NODE]);
-        await hold.reached();
-        const agent = await runningAgent(ns);
-        const ids = await podContainerIds(cluster, agent.uid);
         expect(ids).toContain(agent.id);
         expect(ids.length).toBe(2); // the sandbox and the agent's container
         run.proc.kill("SIGINT");
@@ -242,11 +256,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
         expect(r.stderr).toContain("received SIGINT: cancelling");
         expect(r.stderr).toContain("[CANCELED]");
         expect(r.stdout).toBe("");
-        await untilNoRunObjects(cluster, ns);
-        // The pod is gone from the API only once the kubelet has stopped its containers.
-        await untilNoRunPods(cluster, ns);
-        expect(hostPidOf(agent.id)).toBeUndefined();
-        await untilStopped(cluster, ids, "the agent pod's sandbox and container stopped");
+        await provedStopped(ns, agent.id, ids);
       } finally {
         hold.release();
       }
@@ -260,12 +270,8 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
     "SIGKILL while the agent's container runs, then aicr runs delete <run-id> --force: the Job, pod and RBAC go, its sandbox and container stopped (no process, no task)",
     async () => {
       const ns = await freshNamespace(cluster, "sigkill");
-      const hold = holdAgentWrite(ns);
+      const { hold, run, agent, ids } = await runWithAgentRunning(ns);
       try {
-        const run = spawnSnapshot(admin, ["-n", ns, "--image", image(), ...ON_NODE]);
-        await hold.reached();
-        const agent = await runningAgent(ns);
-        const ids = await podContainerIds(cluster, agent.uid);
         run.proc.kill("SIGKILL");
         const killed = await run.done;
         expect(killed.code).not.toBe(0);
@@ -287,10 +293,7 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
           env: baseEnv({ KUBECONFIG: admin }),
         });
         expect(del.code, del.stderr).toBe(0);
-        await untilNoRunObjects(cluster, ns, runId);
-        await untilNoRunPods(cluster, ns);
-        expect(hostPidOf(agent.id)).toBeUndefined();
-        await untilStopped(cluster, ids, "the agent pod's sandbox and container stopped");
+        await provedStopped(ns, agent.id, ids, runId);
       } finally {
         hold.release();
       }
