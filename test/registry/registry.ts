@@ -48,7 +48,18 @@ function freePort(): number {
   return port;
 }
 
-function config(dir: string, port: number, o: RegistryOptions, realm?: string, bundle?: string): string {
+/**
+ * docker-registry's config.yml for storage in `<dir>/data` on 127.0.0.1:`port`: with `tls`, the test
+ * CA's server certificate (written into `dir`); with `htpasswd`, `<dir>/htpasswd` (the caller writes it);
+ * with a token `realm` and `bundle`, Bearer auth. Shared with the real node's registries.
+ */
+export function registryConfig(
+  dir: string,
+  port: number,
+  o: RegistryOptions,
+  realm?: string,
+  bundle?: string,
+): string {
   const p = pki();
   const lines = [
     "version: 0.1",
@@ -116,7 +127,10 @@ export async function startRegistry(o: RegistryOptions = {}): Promise<Registry> 
     ? startTokenServer({ ...o.token, dir, tls: o.tls ? { cert: p.serverCert, key: p.serverKey } : undefined })
     : undefined;
   const port = freePort();
-  writeFileSync(join(dir, "config.yml"), config(dir, port, o, tokenServer?.realm, tokenServer?.certFile));
+  writeFileSync(
+    join(dir, "config.yml"),
+    registryConfig(dir, port, o, tokenServer?.realm, tokenServer?.certFile),
+  );
   let text = "";
   const proc = Bun.spawn([REGISTRY_BIN, "serve", join(dir, "config.yml")], {
     stdout: "pipe",

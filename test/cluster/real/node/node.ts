@@ -18,6 +18,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { controlPlaneBinary } from "../../../control-plane/build.ts";
 import { nodeBinaries } from "../../../node/build.ts";
+import { registryConfig } from "../../../registry/registry.ts";
 import { clientCert, pki } from "../../certs.ts";
 
 /** What this machine lacks to run a real node, or undefined when it has it all. */
@@ -261,49 +262,23 @@ async function layOutRegistry(
 ): Promise<NodeRegistry & { config: string }> {
   const dir = join(nodeDir, `registry-${i}`);
   mkdirSync(join(dir, "data"), { recursive: true });
-  const p = pki();
   const port = freePort();
-  const lines = [
-    "version: 0.1",
-    "log:",
-    "  level: info",
-    "  formatter: json",
-    "  accesslog:",
-    "    disabled: true",
-    "storage:",
-    "  filesystem:",
-    `    rootdirectory: ${join(dir, "data")}`,
-    "  maintenance:",
-    "    uploadpurging:",
-    "      enabled: false",
-    "http:",
-    `  addr: 127.0.0.1:${port}`,
-    `  secret: ${crypto.randomUUID()}`,
-  ];
   const out: NodeRegistry & { config: string } = {
     host: `127.0.0.1:${port}`,
     url: `${o.tls ? "https" : "http"}://127.0.0.1:${port}`,
     config: join(dir, "config.yml"),
   };
   if (o.tls) {
-    writeFileSync(join(dir, "server.crt"), p.serverCert);
-    writeFileSync(join(dir, "server.key"), p.serverKey, { mode: 0o600 });
-    writeFileSync(join(dir, "ca.crt"), p.caCert);
-    lines.push(
-      "  tls:",
-      `    certificate: ${join(dir, "server.crt")}`,
-      `    key: ${join(dir, "server.key")}`,
-    );
+    writeFileSync(join(dir, "ca.crt"), pki().caCert);
     out.caFile = join(dir, "ca.crt");
   }
   if (o.htpasswd) {
     // cost 4: the registry checks the hash on every request (the default cost takes ~70 ms each)
     const hash = await Bun.password.hash(o.htpasswd.password, { algorithm: "bcrypt", cost: 4 });
     writeFileSync(join(dir, "htpasswd"), `${o.htpasswd.user}:${hash}\n`, { mode: 0o600 });
-    lines.push("auth:", "  htpasswd:", "    realm: aicr-test-node", `    path: ${join(dir, "htpasswd")}`);
     out.user = o.htpasswd.user;
     out.password = o.htpasswd.password;
   }
-  writeFileSync(out.config, `${lines.join("\n")}\n`);
+  writeFileSync(out.config, registryConfig(dir, port, o));
   return out;
 }
