@@ -45,6 +45,8 @@ export interface FleetSnapshotOptions extends SnapshotOptions {
   invocationId?: string | undefined;
   /** Refuse a run ID whose anchor still stands (default: when `runId` is given). */
   checkRunId?: boolean | undefined;
+  /** One node's bound (--node-timeout); absent → only the run's --timeout bounds it. */
+  nodeTimeoutMs?: number | undefined;
   /** Agent Jobs at once (default DEFAULT_PARALLELISM). */
   parallelism?: number | undefined;
   maxNodes?: number | undefined;
