@@ -3,6 +3,7 @@ import { AicrError } from "../../src/core/errors.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS, CLUSTER_HOOK_MS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
+import { rejection } from "../support/reject.ts";
 import { until } from "../support/until.ts";
 import { adminClient, agentCluster, captureLog, NS, newRun, TEST_TIMEOUT_MS, testRunId } from "./_harness.ts";
 import { haveNamespace, untilRunGone } from "./_store.ts";
@@ -13,12 +14,6 @@ for (const backend of BACKENDS)
     beforeAll(async () => {
       await haveNamespace(cluster(), NS);
     }, CLUSTER_HOOK_MS);
-
-    const failure = (p: Promise<unknown>) =>
-      p.then(
-        () => undefined,
-        (e: unknown) => e as AicrError,
-      );
 
     async function putConfigMap(name: string, data: Record<string, string>) {
       return await cluster().store.create(resource("configmaps"), {
@@ -47,7 +42,7 @@ for (const backend of BACKENDS)
         runId: testRunId("s"),
         delivered: { namespace: NS, name: "delivered-nokey" },
       });
-      const err = await failure(run.readResult());
+      const err = await rejection(run.readResult());
       expect(err).toBeInstanceOf(AicrError);
       expect(err?.code).toBe("NOT_FOUND");
       expect(err?.message).toContain('"snapshot.yaml"');
@@ -58,7 +53,7 @@ for (const backend of BACKENDS)
         runId: testRunId("t"),
         delivered: { namespace: NS, name: "never-written" },
       });
-      const err = await failure(run.readResult());
+      const err = await rejection(run.readResult());
       expect(err?.code).toBe("NOT_FOUND");
       expect(err?.message).toContain(`${NS}/never-written`);
     });
@@ -74,7 +69,7 @@ for (const backend of BACKENDS)
           nodeSelector: { "aicr.test/hold": "never" },
         });
         await run.deploy();
-        const waiting = failure(run.waitForPod(TEST_TIMEOUT_MS));
+        const waiting = rejection(run.waitForPod(TEST_TIMEOUT_MS));
         await until(
           () =>
             cluster().log.entries.find(

@@ -6,6 +6,7 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { PassThrough } from "node:stream";
 import * as k8s from "@kubernetes/client-node";
 import { useCluster } from "../support/cluster.ts";
+import { rejection } from "../support/reject.ts";
 import { until } from "../support/until.ts";
 import type { RunFunction } from "./controllers/runtime.ts";
 import { currentResourceVersion, wireClient } from "./http-client.ts";
@@ -19,14 +20,7 @@ function statusOf(e: unknown): { code: number; reason: string; message: string }
   return { code: e.code, reason: body.reason, message: body.message };
 }
 
-async function failure(p: Promise<unknown>) {
-  try {
-    await p;
-  } catch (e) {
-    return statusOf(e);
-  }
-  throw new Error("expected an ApiException");
-}
+const failure = async (p: Promise<unknown>) => statusOf(await rejection(p, k8s.ApiException));
 
 /** A container of the scripted runtime: it writes "hello", then what the test sends, until it is ended. */
 function scriptedRuntime() {

@@ -9,7 +9,6 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { parse, stringify } from "yaml";
-import { AicrError } from "../../src/core/errors.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import {
   isAlreadyExists,
@@ -19,6 +18,7 @@ import {
   KubeStatusError,
 } from "../../src/kube/errors.ts";
 import { useCluster } from "../support/cluster.ts";
+import { rejection } from "../support/reject.ts";
 import { until } from "../support/until.ts";
 import { currentResourceVersion, wireClient } from "./http-client.ts";
 import { resource } from "./resources.ts";
@@ -29,16 +29,6 @@ const NS = { apiVersion: "v1", kind: "Namespace", name: "default" };
 /** Kubeconfigs, exec plugins and CAs the tests write; removed after the file's tests. */
 const scratch = mkdtempSync(join(tmpdir(), "aicr-kube-client-"));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-async function failure(p: Promise<unknown>): Promise<AicrError> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof AicrError) return err;
-    throw err;
-  }
-  throw new Error("expected a failure");
-}
 
 const connect = (kubeconfig: string) => KubeClient.connect({ kubeconfig, env: {} });
 
@@ -110,7 +100,7 @@ for (const backend of BACKENDS) {
         metadata: { name: "reader", namespace: "default" },
       });
       const client = connect(cluster().kubeconfigFor("system:serviceaccount:default:reader"));
-      const err = await failure(client.get(NS));
+      const err = await rejection(client.get(NS));
       expect(err.code).toBe("UNAUTHORIZED");
       expect(err.context.status).toBe(403);
       expect(err.message).toContain(
@@ -153,7 +143,7 @@ for (const backend of BACKENDS) {
       const dir = mkdtempSync(join(scratch, "ca-"));
       writeFileSync(join(dir, "kubeconfig"), text);
       const seq = cluster().log.entries.at(-1)?.seq ?? 0;
-      const err = await failure(connect(join(dir, "kubeconfig")).get(NS));
+      const err = await rejection(connect(join(dir, "kubeconfig")).get(NS));
       expect(err.code).toBe("UNAVAILABLE");
       expect(err.message).toContain("presented a TLS certificate the kubeconfig does not trust");
       expect(err.remedy).toContain("certificate-authority-data");
@@ -184,7 +174,7 @@ for (const backend of BACKENDS) {
         retryAfterSeconds: 3,
       });
       try {
-        const err = await failure(client.get(NS));
+        const err = await rejection(client.get(NS));
         expect(err.code).toBe("RATE_LIMITED");
         expect(err.context.retryAfterSeconds).toBe(3);
       } finally {
@@ -200,7 +190,7 @@ for (const backend of BACKENDS) {
       });
       try {
         const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "lost", namespace: "default" } };
-        const err = await failure(client.create(cm));
+        const err = await rejection(client.create(cm));
         expect(err.code).toBe("UNAVAILABLE");
       } finally {
         fault.remove();
@@ -216,7 +206,7 @@ for (const backend of BACKENDS) {
         expect((await client.list("nvidia.com/v1", "ClusterPolicy")).items).toEqual([]);
       const discovery = cluster().log.entries.filter((e) => e.seq > seq && e.path === "/apis/nvidia.com/v1");
       expect(discovery).toHaveLength(1);
-      const err = await failure(client.list("v1", "NoSuchKind"));
+      const err = await rejection(client.list("v1", "NoSuchKind"));
       expect(err.code).toBe("NOT_FOUND");
       expect(err.message).toContain("does not serve kind NoSuchKind in v1");
     });
@@ -254,7 +244,7 @@ for (const backend of BACKENDS) {
 
     test("a log that cannot be read: the apiserver's Status message, not a bare HTTP code", async () => {
       const out = new Writable({ write: (_c, _e, cb) => cb() });
-      const err = await failure(
+      const err = await rejection(
         client.followLog(
           { namespace: "default", pod: "missing", container: "c" },
           { out, signal: new AbortController().signal, follow: false },
@@ -266,7 +256,7 @@ for (const backend of BACKENDS) {
 
     test("a refused request is a KubeStatusError in the apiserver's words: NotFound, AlreadyExists, Conflict, Invalid", async () => {
       const status = async (p: Promise<unknown>): Promise<KubeStatusError> => {
-        const err = await failure(p);
+        const err = await rejection(p);
         if (!(err instanceof KubeStatusError)) throw new Error(`not a KubeStatusError: ${err.message}`);
         return err;
       };
@@ -301,7 +291,7 @@ for (const backend of BACKENDS) {
         doc.clusters[0].cluster["proxy-url"] = "socks5://127.0.0.1:1080";
       });
       const seq = cluster().log.entries.at(-1)?.seq ?? 0;
-      const err = await failure(connect(kubeconfig).get(NS));
+      const err = await rejection(connect(kubeconfig).get(NS));
       expect(err.code).toBe("INVALID_REQUEST");
       expect(err.message).toContain("proxy-url");
       expect(cluster().log.entries.filter((e) => e.seq > seq)).toEqual([]);

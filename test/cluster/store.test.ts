@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { thrown } from "../support/reject.ts";
 import { bootstrap } from "./bootstrap.ts";
 import { ApiStatusError } from "./errors.ts";
 import type { KObject, WatchEvent } from "./objects.ts";
@@ -18,15 +19,7 @@ function configMap(name: string, labels?: Record<string, string>, namespace = "d
   return { metadata: { name, namespace, ...(labels ? { labels } : {}) }, data: { k: "v" } };
 }
 
-function failure(fn: () => unknown): ApiStatusError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof ApiStatusError) return e;
-    throw e;
-  }
-  throw new Error("expected an ApiStatusError");
-}
+const failure = (fn: () => unknown): ApiStatusError => thrown(fn, ApiStatusError);
 
 describe("store: create", () => {
   test("assigns uid, resourceVersion from one counter, creationTimestamp, generation", () => {

@@ -1,5 +1,6 @@
 import { expect, test } from "bun:test";
 import { ElfError, readElf } from "../../src/image/_elf.ts";
+import { thrown } from "../support/reject.ts";
 import { fakeElf } from "./_elf.ts";
 
 test("reads the machine, PT_INTERP, DT_NEEDED in order and DT_SONAME", () => {
@@ -38,15 +39,7 @@ test("reads the running bun executable (a glibc or musl linux build)", () => {
 });
 
 test("refuses what it cannot read, saying why", () => {
-  const refusal = (bytes: Uint8Array): string => {
-    try {
-      readElf(bytes);
-    } catch (err) {
-      expect(err).toBeInstanceOf(ElfError);
-      return (err as Error).message;
-    }
-    throw new Error("expected an ElfError");
-  };
+  const refusal = (bytes: Uint8Array): string => thrown(() => readElf(bytes), ElfError).message;
   expect(refusal(new TextEncoder().encode(`#!/bin/sh\necho hi\n${" ".repeat(64)}`))).toContain(
     "not an ELF file",
   );

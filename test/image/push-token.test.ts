@@ -4,10 +4,10 @@
  * scope, `access_token` answers, identity tokens, and the refusals.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, test } from "bun:test";
-import { AicrError } from "../../src/core/errors.ts";
 import { buildTestArchive } from "../registry/archive.ts";
 import { basic, pushTo, readBack } from "../registry/helpers.ts";
 import { type Registry, startRegistry } from "../registry/registry.ts";
+import { rejection } from "../support/reject.ts";
 
 const USER = "dave";
 const PASSWORD = "pw-dave";
@@ -87,29 +87,20 @@ describe("token auth", () => {
 });
 
 describe("token refusals", () => {
-  const refusal = async (p: Promise<unknown>) => {
-    const err = await p.then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).toBeInstanceOf(AicrError);
-    return err as AicrError;
-  };
-
   test("a wrong password: the token service refuses, UNAUTHORIZED", async () => {
-    const err = await refusal(push("tok/aicr", buildTestArchive(), { credentials: basic(USER, "nope") }));
+    const err = await rejection(push("tok/aicr", buildTestArchive(), { credentials: basic(USER, "nope") }));
     expect(err.code).toBe("UNAUTHORIZED");
     expect(err.message).toContain(`rejected the credentials of user "${USER}"`);
   }, 30_000);
 
   test("anonymous: UNAUTHORIZED, the remedy is docker login", async () => {
-    const err = await refusal(push("tok/aicr", buildTestArchive(), { credentials: undefined }));
+    const err = await rejection(push("tok/aicr", buildTestArchive(), { credentials: undefined }));
     expect(err.code).toBe("UNAUTHORIZED");
     expect(err.remedy).toContain("docker login");
   }, 30_000);
 
   test("pull-only access: UNAUTHORIZED with the push-permission remedy", async () => {
-    const err = await refusal(push("locked/aicr"));
+    const err = await rejection(push("locked/aicr"));
     expect(err.code).toBe("UNAUTHORIZED");
     expect(err.message).toContain('permission to push to "locked/aicr"');
     expect(err.remedy).toContain("push access to locked/aicr");

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { AicrError } from "../../src/core/errors.ts";
 import { createLogger } from "../../src/core/log.ts";
 import { MEDIA } from "../../src/image/_oci.ts";
-import { rejection } from "../_expect.ts";
 import { buildTestArchive } from "../registry/archive.ts";
 import { basic, basicAuth, blobDigest, pushTo, readBack } from "../registry/helpers.ts";
 import { type Registry, startRegistry } from "../registry/registry.ts";
+import { rejection } from "../support/reject.ts";
 
 const USER = "alice";
 const PASSWORD = "correct horse battery staple";

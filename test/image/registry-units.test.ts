@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AicrError } from "../../src/core/errors.ts";
+import type { AicrError } from "../../src/core/errors.ts";
 import { readOciArchive } from "../../src/image/_archive.ts";
 import { MEDIA } from "../../src/image/_oci.ts";
 import { mergeScopes, parseChallenge } from "../../src/image/registry/_challenge.ts";
@@ -12,15 +12,7 @@ import { isLoopback, parseMountFrom, parsePushTarget } from "../../src/image/reg
 import { resolvePushInputs, trimPassword } from "../../src/image/registry/options.ts";
 import { buildTestArchive } from "../registry/archive.ts";
 import { writeArchive } from "../registry/helpers.ts";
-
-const codeOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-  } catch (err) {
-    return err instanceof AicrError ? err.code : "not an AicrError";
-  }
-  return undefined;
-};
+import { rejection, thrown } from "../support/reject.ts";
 
 describe("push destinations", () => {
   test("host:port, nested repository and tag", () => {
@@ -75,7 +67,7 @@ describe("push destinations", () => {
     const t = parsePushTarget("r.example.com/team/aicr");
     expect(parseMountFrom("r.example.com/base/aicr", t)).toBe("base/aicr");
     expect(parseMountFrom("base/aicr", t)).toBe("base/aicr");
-    expect(codeOf(() => parseMountFrom("base/aicr:v1", t))).toBe("INVALID_REQUEST");
+    expect(thrown(() => parseMountFrom("base/aicr:v1", t)).code).toBe("INVALID_REQUEST");
   });
 
   test("loopback hosts", () => {
@@ -181,14 +173,8 @@ describe("push inputs are checked before any request", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const stdin = (text: string) => async () => text;
-  const failing = async (flags: Parameters<typeof resolvePushInputs>[0]) => {
-    try {
-      await resolvePushInputs(flags, stdin("pw\n"));
-    } catch (err) {
-      return err as AicrError;
-    }
-    throw new Error("expected a refusal");
-  };
+  const failing = (flags: Parameters<typeof resolvePushInputs>[0]) =>
+    rejection(resolvePushInputs(flags, stdin("pw\n")));
 
   test("a good set: the archive read, the password trimmed", async () => {
     const inputs = await resolvePushInputs(

@@ -13,7 +13,7 @@ import {
 } from "../../src/image/_aicr-image.ts";
 import { readOciArchive } from "../../src/image/_archive.ts";
 import { type SaveOptions, saveImage } from "../../src/image/save.ts";
-import { rejection } from "../_expect.ts";
+import { rejection } from "../support/reject.ts";
 import { fakeBinary, fakeInfo, fakeRuntime } from "./_fixtures.ts";
 
 let dir: string;

@@ -3,7 +3,7 @@ import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/p
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { writeNewDirectory } from "../../src/core/files.ts";
-import { rejection } from "../_expect.ts";
+import { rejection } from "../support/reject.ts";
 
 let parent: string;
 beforeEach(async () => {

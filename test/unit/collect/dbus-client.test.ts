@@ -3,6 +3,7 @@ import type { Socket } from "node:net";
 import { authRequest, parseAuthReply } from "../../../src/collect/_dbus-auth.ts";
 import { DbusConnection, DbusError } from "../../../src/collect/_dbus-client.ts";
 import { decodeMessage, encodeMessage, MessageType } from "../../../src/collect/_dbus-message.ts";
+import { rejection } from "../../support/reject.ts";
 import { GUID, peer, type Served, serve as serveAt } from "./dbus-peer.ts";
 
 const servers: Served[] = [];
@@ -19,11 +20,7 @@ const open = (path: string, extra: Partial<Parameters<typeof DbusConnection.open
   DbusConnection.open({ path, uid: 0, signal: new AbortController().signal, timeoutMs: 2_000, ...extra });
 const PING = { path: "/org/freedesktop/systemd1", interface: "org.freedesktop.DBus.Peer", member: "Ping" };
 const never = new AbortController().signal;
-const rejection = (p: Promise<unknown>): Promise<unknown> =>
-  p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
+const failure = (p: Promise<unknown>): Promise<Error> => rejection(p, Error);
 
 describe("SASL EXTERNAL (pure)", () => {
   test("one write: a NUL, AUTH EXTERNAL with the uid as hex of its decimal digits, BEGIN", () => {
@@ -120,7 +117,7 @@ describe("DbusConnection against a scripted peer", () => {
       ),
     );
     const conn = await open(path);
-    const err = await rejection(conn.call(PING, { signal: never }));
+    const err = await failure(conn.call(PING, { signal: never }));
     conn.close();
     expect(err).toBeInstanceOf(DbusError);
     expect((err as DbusError).errorName).toBe("org.freedesktop.systemd1.NoSuchUnit");
@@ -132,7 +129,7 @@ describe("DbusConnection against a scripted peer", () => {
 
 describe("DbusConnection failures", () => {
   test("no socket: the connect error, naming the path", async () => {
-    const err = await rejection(open("/nonexistent/aicr/private"));
+    const err = await failure(open("/nonexistent/aicr/private"));
     expect(String(err)).toContain("ENOENT");
     expect(String(err)).toContain("/nonexistent/aicr/private");
   });
@@ -147,43 +144,43 @@ describe("DbusConnection failures", () => {
       ["HTTP/1.1 400 Bad Request", /not a D-Bus authentication reply: "HTTP\/1.1 400 Bad Request"/],
     ] as const) {
       const path = await serve((s) => s.once("data", () => s.write(`${line}\r\n`)));
-      expect(String(await rejection(open(path)))).toMatch(why);
+      expect(String(await failure(open(path)))).toMatch(why);
     }
   });
 
   test("endless bytes without a line end during authentication", async () => {
     const path = await serve((s) => s.once("data", () => s.write(Buffer.alloc(20_000, 0x41))));
-    expect(String(await rejection(open(path)))).toContain("without a line end");
+    expect(String(await failure(open(path)))).toContain("without a line end");
   });
 
   test("a peer that never answers: bounded by the timeout", async () => {
     const path = await serve(() => {});
-    const err = await rejection(open(path, { timeoutMs: 100 }));
+    const err = await failure(open(path, { timeoutMs: 100 }));
     expect(String(err)).toContain("no D-Bus answer within 100 ms");
   });
 
   test("the peer closing before it answers", async () => {
     const path = await serve((s) => s.once("data", () => s.end()));
-    expect(String(await rejection(open(path)))).toContain("closed by the other side");
+    expect(String(await failure(open(path)))).toContain("closed by the other side");
   });
 
   test("cancelling the signal ends the wait with its reason, during open and during a call", async () => {
     const silent = await serve(() => {});
     const c1 = new AbortController();
-    const opening = rejection(open(silent, { signal: c1.signal, timeoutMs: 60_000 }));
+    const opening = failure(open(silent, { signal: c1.signal, timeoutMs: 60_000 }));
     c1.abort(new Error("cancelled by the test"));
     expect(String(await opening)).toContain("cancelled by the test");
 
     const mute = await serve(peer(() => {}));
     const conn = await open(mute);
     const c2 = new AbortController();
-    const calling = rejection(conn.call(PING, { signal: c2.signal, timeoutMs: 60_000 }));
+    const calling = failure(conn.call(PING, { signal: c2.signal, timeoutMs: 60_000 }));
     c2.abort(new Error("cancelled mid-call"));
     expect(String(await calling)).toContain("cancelled mid-call");
-    const timedOut = await rejection(conn.call(PING, { signal: never, timeoutMs: 50 }));
+    const timedOut = await failure(conn.call(PING, { signal: never, timeoutMs: 50 }));
     expect(String(timedOut)).toContain("no reply to Ping within 50 ms");
     conn.close();
-    expect(String(await rejection(conn.call(PING, { signal: never })))).toContain("closed");
+    expect(String(await failure(conn.call(PING, { signal: never })))).toContain("closed");
   });
 
   test("a message over the size cap closes the connection before it is buffered", async () => {
@@ -196,7 +193,7 @@ describe("DbusConnection failures", () => {
       });
     });
     const conn = await open(liar);
-    const err = await rejection(conn.call(PING, { signal: never, timeoutMs: 5_000 }));
+    const err = await failure(conn.call(PING, { signal: never, timeoutMs: 5_000 }));
     expect(String(err)).toMatch(/message of \d+ bytes refused \(the cap is 16777216\)/);
   });
 });

@@ -7,6 +7,7 @@ import {
   signatureOf,
 } from "../../../src/collect/_dbus-signature.ts";
 import { DbusReader } from "../../../src/collect/_dbus-unmarshal.ts";
+import { thrown } from "../../support/reject.ts";
 
 const write = (sig: string, values: DbusValue[], littleEndian = true): Uint8Array => {
   const w = new DbusWriter(littleEndian);
@@ -136,14 +137,7 @@ describe("D-Bus signatures", () => {
 
 describe("D-Bus unmarshalling refuses malformed input", () => {
   const refuses = (sig: string, bytes: Uint8Array, why: RegExp): void => {
-    let err: unknown;
-    try {
-      read(sig, bytes);
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(DbusProtocolError);
-    expect((err as Error).message).toMatch(why);
+    expect(thrown(() => read(sig, bytes), DbusProtocolError).message).toMatch(why);
   };
 
   test("truncated values, strings and arrays", () => {

@@ -3,19 +3,12 @@ import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { collectNetwork } from "../../../src/collect/_network.ts";
 import { checkClusterConfigFile, MAX_CLUSTER_CONFIG_BYTES } from "../../../src/collect/index.ts";
-import { AicrError } from "../../../src/core/errors.ts";
+import type { AicrError } from "../../../src/core/errors.ts";
+import { rejection } from "../../support/reject.ts";
 import { collectorOptions, HOSTS, withTempDir } from "./helpers.ts";
 import { SAMPLE_CLUSTER_CONFIG } from "./network-sample.ts";
 
-async function rejected(path: string): Promise<AicrError> {
-  try {
-    await checkClusterConfigFile(path);
-  } catch (err) {
-    expect(err).toBeInstanceOf(AicrError);
-    return err as AicrError;
-  }
-  throw new Error(`${path} was accepted`);
-}
+const rejected = (path: string): Promise<AicrError> => rejection(checkClusterConfigFile(path));
 
 describe("checkClusterConfigFile", () => {
   test("reads the l8k shape; unknown fields are kept", async () => {

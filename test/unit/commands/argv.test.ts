@@ -3,6 +3,7 @@ import type { ArgsDef } from "citty";
 import { givenFlags, normalizeArgv } from "../../../src/commands/_argv.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
 import { nearest } from "../../../src/core/suggest.ts";
+import { thrown } from "../../support/reject.ts";
 
 const ARGS = {
   sa: { type: "positional" },
@@ -13,14 +14,7 @@ const ARGS = {
   quiet: { type: "boolean", alias: "q" },
 } as const satisfies ArgsDef;
 
-const refusal = (argv: string[]): AicrError => {
-  try {
-    normalizeArgv("cmd", argv, ARGS);
-  } catch (e) {
-    return e as AicrError;
-  }
-  throw new Error(`accepted ${argv.join(" ")}`);
-};
+const refusal = (argv: string[]): AicrError => thrown(() => normalizeArgv("cmd", argv, ARGS));
 
 test("value flags in every spelling kubectl users write become --key=value", () => {
   for (const argv of [["-n", "demo"], ["-ndemo"], ["-n=demo"], ["--namespace", "demo"], ["--namespace=demo"]])

@@ -15,7 +15,8 @@ import { configKeys } from "../../../src/commands/_config-flags.ts";
 import { configArg } from "../../../src/commands/_define.ts";
 import snapshotCommand from "../../../src/commands/snapshot.ts";
 import validateCommand from "../../../src/commands/validate.ts";
-import { AicrError } from "../../../src/core/errors.ts";
+import type { AicrError } from "../../../src/core/errors.ts";
+import { thrown } from "../../support/reject.ts";
 
 /** A command shaped like snapshot's, with every kind of flag the mapping tells apart. */
 const ARGS = {
@@ -50,16 +51,10 @@ const apply = (body: string, argv: string[] = [], section = "snapshot", args: Ar
   applyConfigText(section, normalizeArgv(section, argv, args), args, doc(section, body), "c.yaml");
 
 const problemsOf = (run: () => unknown): string[] => {
-  try {
-    run();
-  } catch (e) {
-    expect(e).toBeInstanceOf(AicrError);
-    const err = e as AicrError;
-    expect(err.code).toBe("INVALID_REQUEST");
-    expect(err.exitCode).toBe(2);
-    return (err.context.problems as string[] | undefined) ?? [err.message];
-  }
-  throw new Error("accepted");
+  const err = thrown(run);
+  expect(err.code).toBe("INVALID_REQUEST");
+  expect(err.exitCode).toBe(2);
+  return (err.context.problems as string[] | undefined) ?? [err.message];
 };
 
 describe("mapping a section onto flags", () => {
@@ -275,13 +270,9 @@ describe("the file", () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
   const refusal = (file: string): string => {
-    try {
-      readConfigFile(file);
-    } catch (e) {
-      expect((e as AicrError).code).toBe("INVALID_REQUEST");
-      return `${(e as AicrError).message} | ${(e as AicrError).remedy}`;
-    }
-    throw new Error(`read ${file}`);
+    const err = thrown(() => readConfigFile(file));
+    expect(err.code).toBe("INVALID_REQUEST");
+    return `${err.message} | ${err.remedy}`;
   };
 
   test("a regular file, or a symlink to one, is read", () => {

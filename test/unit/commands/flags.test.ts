@@ -30,21 +30,11 @@ import {
   DEFAULT_VALIDATE_TIMEOUT_MS,
 } from "../../../src/validate/options.ts";
 import { PHASES } from "../../../src/validate/recipe.ts";
-
-/** The AicrError `fn` throws (a test failure if it returns or throws anything else). */
-function refusal(fn: () => unknown): AicrError {
-  try {
-    fn();
-  } catch (e) {
-    if (e instanceof AicrError) return e;
-    throw e;
-  }
-  throw new Error("expected a refusal, got a value");
-}
+import { thrown } from "../../support/reject.ts";
 
 /** A refusal of `value` for `flag`: INVALID_REQUEST, the flag and the quoted value in the message. */
 function expectRefused(fn: () => unknown, flag: string, value: string): AicrError {
-  const e = refusal(fn);
+  const e = thrown(fn);
   expect(e.code).toBe("INVALID_REQUEST");
   expect(e.message).toContain(flag);
   expect(e.message).toContain(JSON.stringify(value));
@@ -493,7 +483,7 @@ describe("resolveSnapshotOptions", () => {
   });
 
   test("combinations that cannot work are refused with what to do instead", () => {
-    const cm = refusal(() => resolveSnapshotOptions(snapshotFlags({ output: "cm://other/snap" }), {}));
+    const cm = thrown(() => resolveSnapshotOptions(snapshotFlags({ output: "cm://other/snap" }), {}));
     expect(cm.code).toBe("INVALID_REQUEST");
     expect(cm.message).toBe(
       'invalid --output "cm://other/snap": its namespace must be the run\'s namespace "gpu-operator"',
@@ -501,7 +491,7 @@ describe("resolveSnapshotOptions", () => {
     expect(cm.remedy).toContain("cm://gpu-operator/snap");
     expect(cm.context).toEqual({ field: "--output", value: "cm://other/snap" });
 
-    const gpu = refusal(() =>
+    const gpu = thrown(() =>
       resolveSnapshotOptions(snapshotFlags({ requireGpu: true, runtimeClass: "nvidia" }), {}),
     );
     expect(gpu.code).toBe("INVALID_REQUEST");
@@ -509,14 +499,14 @@ describe("resolveSnapshotOptions", () => {
     expect(gpu.context).toEqual({ field: "--require-gpu" });
     // From the environment too.
     expect(
-      refusal(() =>
+      thrown(() =>
         resolveSnapshotOptions(snapshotFlags(), { AICR_REQUIRE_GPU: "yes", AICR_RUNTIME_CLASS: "nvidia" }),
       ).message,
     ).toBe('--require-gpu and --runtime-class "nvidia" cannot be combined');
   });
 
   test("a malformed cm:// output is refused by the URI parser, naming the URI", () => {
-    const e = refusal(() => resolveSnapshotOptions(snapshotFlags({ output: "cm://gpu-operator" }), {}));
+    const e = thrown(() => resolveSnapshotOptions(snapshotFlags({ output: "cm://gpu-operator" }), {}));
     expect(e.code).toBe("INVALID_REQUEST");
     expect(e.message).toContain('"cm://gpu-operator"');
   });
@@ -541,7 +531,7 @@ describe("parseSource", () => {
     });
     const e = expectRefused(() => parseSource("--snapshot", ""), "--snapshot", "");
     expect(e.message).toBe('invalid --snapshot "": expected a file path or cm://<namespace>/<name>');
-    expect(refusal(() => parseSource("--recipe", "cm://a/b/c")).code).toBe("INVALID_REQUEST");
+    expect(thrown(() => parseSource("--recipe", "cm://a/b/c")).code).toBe("INVALID_REQUEST");
   });
 });
 
@@ -613,7 +603,7 @@ describe("resolveValidateOptions", () => {
       kind: "configmap",
       ref: { namespace: "ns", name: "snap" },
     });
-    const e = refusal(() => resolveValidateOptions(validateFlags({ noCluster: true }), {}, false));
+    const e = thrown(() => resolveValidateOptions(validateFlags({ noCluster: true }), {}, false));
     expect(e.code).toBe("INVALID_REQUEST");
     expect(e.message).toBe("--no-cluster needs --snapshot: there is no cluster to capture one from");
     expect(e.context).toEqual({ field: "--no-cluster" });
@@ -655,7 +645,7 @@ describe("resolveValidateOptions", () => {
 
   test("a missing recipe is refused, with where to find one", () => {
     for (const recipe of [undefined, ""]) {
-      const e = refusal(() => resolveValidateOptions(validateFlags({ recipe }), {}, false));
+      const e = thrown(() => resolveValidateOptions(validateFlags({ recipe }), {}, false));
       expect(e.code).toBe("INVALID_REQUEST");
       expect(e.message).toBe("missing --recipe: validate needs a recipe to check against");
       expect(e.context).toEqual({ field: "--recipe" });
@@ -678,7 +668,7 @@ describe("resolveValidateOptions", () => {
     ];
     for (const [flags, flag, value] of cases)
       expectRefused(() => resolveValidateOptions(validateFlags(flags), {}, false), flag, value);
-    expect(refusal(() => resolveValidateOptions(validateFlags({ phases: ["x"] }), {}, false)).message).toBe(
+    expect(thrown(() => resolveValidateOptions(validateFlags({ phases: ["x"] }), {}, false)).message).toBe(
       'invalid --phase "x": expected one of deployment, performance, conformance, all',
     );
   });

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { resolveOs, resolvePresentation } from "../../../src/commands/_node.ts";
 import { resolveSnapshotOptions, type SnapshotFlags } from "../../../src/commands/_snapshot-flags.ts";
 import { parseDestination } from "../../../src/snapshot/deliver.ts";
+import { thrown } from "../../support/reject.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures");
 const flags = (extra: Partial<SnapshotFlags> = {}): SnapshotFlags => ({
@@ -13,15 +14,6 @@ const flags = (extra: Partial<SnapshotFlags> = {}): SnapshotFlags => ({
   tolerations: [],
   ...extra,
 });
-
-function failure(fn: () => unknown): { code?: string; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    return err as { code?: string; message: string };
-  }
-  throw new Error("accepted");
-}
 
 describe("resolvePresentation", () => {
   const stdout = parseDestination(undefined);
@@ -34,14 +26,14 @@ describe("resolvePresentation", () => {
       presentation: { kind: "table" },
     });
     expect(resolvePresentation({ format: "json" }, stdout).format).toBe("json");
-    expect(failure(() => resolvePresentation({ format: "xml" }, stdout)).code).toBe("INVALID_REQUEST");
+    expect(thrown(() => resolvePresentation({ format: "xml" }, stdout)).code).toBe("INVALID_REQUEST");
   });
 
   test("table, --template and provider files are refused with a cm:// output", () => {
     const template = join(FIXTURES, "templates/summary.tmpl");
     const oke = join(FIXTURES, "providers/oke-addons.json");
     for (const f of [{ format: "table" }, { template }, { okeAddons: oke }]) {
-      const err = failure(() => resolvePresentation(f, cm));
+      const err = thrown(() => resolvePresentation(f, cm));
       expect(err.code).toBe("INVALID_REQUEST");
       expect(err.message).toContain("cm://");
     }
@@ -49,12 +41,12 @@ describe("resolvePresentation", () => {
 
   test("--template needs -t yaml; it is parsed here", () => {
     const template = join(FIXTURES, "templates/summary.tmpl");
-    expect(failure(() => resolvePresentation({ format: "json", template }, stdout)).message).toContain(
+    expect(thrown(() => resolvePresentation({ format: "json", template }, stdout)).message).toContain(
       "--template",
     );
     expect(resolvePresentation({ template }, stdout).presentation.kind).toBe("template");
     const broken = join(FIXTURES, "templates/broken.tmpl");
-    expect(failure(() => resolvePresentation({ template: broken }, stdout)).message).toMatch(
+    expect(thrown(() => resolvePresentation({ template: broken }, stdout)).message).toMatch(
       /line \d+, column \d+/,
     );
   });
@@ -73,7 +65,7 @@ describe("resolvePresentation", () => {
 
 describe("resolveSnapshotOptions (remote mode)", () => {
   test("--cluster-config is refused with a remedy naming --local", () => {
-    const err = failure(() => resolveSnapshotOptions(flags({ clusterConfig: "cc.yaml" }), {}));
+    const err = thrown(() => resolveSnapshotOptions(flags({ clusterConfig: "cc.yaml" }), {}));
     expect(err.code).toBe("INVALID_REQUEST");
     expect((err as { remedy?: string }).remedy).toContain("--local");
   });
@@ -93,6 +85,6 @@ describe("--os", () => {
   test("a known family, else INVALID_REQUEST", () => {
     expect(resolveOs("talos")).toBe("talos");
     expect(resolveOs(undefined)).toBeUndefined();
-    expect(failure(() => resolveOs("windows")).code).toBe("INVALID_REQUEST");
+    expect(thrown(() => resolveOs("windows")).code).toBe("INVALID_REQUEST");
   });
 });

@@ -1,17 +1,11 @@
 import { expect, test } from "bun:test";
 import { resolveValidateOptions, type ValidateFlags } from "../../../src/commands/_validate-flags.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
+import { thrown } from "../../support/reject.ts";
 
 const base: ValidateFlags = { recipe: "r.yaml", phases: [], skipChecks: [] };
 const resolve = (f: Partial<ValidateFlags>) => resolveValidateOptions({ ...base, ...f }, {}, false);
-const refused = (f: Partial<ValidateFlags>): AicrError => {
-  try {
-    resolve(f);
-  } catch (err) {
-    return err as AicrError;
-  }
-  throw new Error("expected a refusal");
-};
+const refused = (f: Partial<ValidateFlags>): AicrError => thrown(() => resolve(f));
 
 test("defaults: the capture's Job prefix aicr-validate, no SA name (prefix mode), no placement", () => {
   const o = resolve({});

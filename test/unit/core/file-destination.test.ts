@@ -4,10 +4,9 @@ import { chmodSync } from "node:fs";
 import { mkdir, mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AicrError } from "../../../src/core/errors.ts";
 import { checkFileDestination, writeFileAtomic } from "../../../src/core/files.ts";
 import { checkDestination, parseDestination } from "../../../src/snapshot/deliver.ts";
-import { rejection } from "../../_expect.ts";
+import { rejection, thrown } from "../../support/reject.ts";
 
 let dir: string;
 beforeEach(async () => {
@@ -17,20 +16,9 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** The AicrError a synchronous call throws; fails the test if it returns. */
-function refusal(fn: () => void): AicrError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AicrError);
-    return err as AicrError;
-  }
-  throw new Error("expected a refusal, got none");
-}
-
 /** INVALID_REQUEST naming the flag and the value; returns message and remedy for the case's own text. */
 function refused(path: string, flag = "--output"): { message: string; remedy: string } {
-  const err = refusal(() => checkFileDestination(path, flag));
+  const err = thrown(() => checkFileDestination(path, flag));
   expect(err.code).toBe("INVALID_REQUEST");
   expect(err.message).toContain(`invalid ${flag} ${JSON.stringify(path)}`);
   expect(err.context).toEqual({ field: flag, value: path });
@@ -136,7 +124,7 @@ describe("checkDestination (snapshot -o)", () => {
   });
 
   test("a file destination is checked under --output", () => {
-    const err = refusal(() => checkDestination(parseDestination(join(dir, "missing", "x.yaml"))));
+    const err = thrown(() => checkDestination(parseDestination(join(dir, "missing", "x.yaml"))));
     expect(err.code).toBe("INVALID_REQUEST");
     expect(err.context).toMatchObject({ field: "--output" });
   });

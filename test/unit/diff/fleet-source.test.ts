@@ -2,9 +2,9 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { isAicrError } from "../../../src/core/errors.ts";
 import type { Logger } from "../../../src/core/log.ts";
 import { loadFleet, resolveFleetBaseline, splitDocuments } from "../../../src/diff/fleet-source.ts";
+import { rejection } from "../../support/reject.ts";
 
 const warnings: string[] = [];
 const log: Logger = {
@@ -36,16 +36,6 @@ beforeAll(() => {
   dir = mkdtempSync(join(tmpdir(), "aicr-fleet-src-"));
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
-
-async function rejection(p: Promise<unknown>): Promise<{ code: string; message: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (isAicrError(err)) return { code: err.code, message: err.message };
-    throw err;
-  }
-  throw new Error("expected a rejection");
-}
 
 describe("reading a fleet", () => {
   test("splitDocuments: --- and ... lines, empty and comment-only documents dropped", () => {

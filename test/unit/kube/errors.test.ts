@@ -28,6 +28,7 @@ import { KubeHttpError, NoAnswerError } from "../../../src/kube/http.ts";
 import { ApiStatusError, type StatusDetails } from "../../cluster/errors.ts";
 import { resource } from "../../cluster/resources.ts";
 import { CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../../cluster/testbed.ts";
+import { rejection } from "../../support/reject.ts";
 
 /** An answer as the apiserver sends it: a metav1.Status body. */
 function answer(
@@ -352,14 +353,7 @@ describe("answers from the fake apiserver, through KubeClient", () => {
 
 const NS = "status-errors";
 
-async function failure(p: Promise<unknown>): Promise<KubeStatusError> {
-  const err = await p.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  if (err instanceof KubeStatusError) return err;
-  throw new Error(`expected a KubeStatusError, got ${String(err)}`);
-}
+const failure = (p: Promise<unknown>): Promise<KubeStatusError> => rejection(p, KubeStatusError);
 
 /** A copy of a kubeconfig whose user presents `token` instead, beside it (removed with the cluster). */
 function withToken(path: string, token: string): string {

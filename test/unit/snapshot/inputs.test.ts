@@ -3,18 +3,15 @@ import { mkdtempSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { loadTemplate, PROVIDER_MAX_BYTES, readProviderDumps } from "../../../src/snapshot/inputs.ts";
+import { thrown } from "../../support/reject.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "aicr-inputs-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const FIXTURE = join(import.meta.dir, "../../fixtures/providers/gke-gpu-pools.json");
 
-function code(fn: () => unknown): string | undefined {
-  try {
-    fn();
-  } catch (err) {
-    return `${(err as { code?: string }).code}: ${(err as Error).message}`;
-  }
-  return undefined;
+function code(fn: () => unknown): string {
+  const err = thrown(fn);
+  return `${err.code}: ${err.message}`;
 }
 
 describe("provider files", () => {

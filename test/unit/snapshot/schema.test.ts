@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { AicrError } from "../../../src/core/errors.ts";
 import { parseSnapshot, type Snapshot } from "../../../src/snapshot/schema.ts";
+import { thrown } from "../../support/reject.ts";
 
 const VALID: Snapshot = {
   apiVersion: "aicr.run/v1",
@@ -21,14 +21,9 @@ const VALID: Snapshot = {
 };
 
 function problems(text: string): string[] {
-  try {
-    parseSnapshot(text, "snap.yaml");
-  } catch (err) {
-    expect(err).toBeInstanceOf(AicrError);
-    expect((err as AicrError).code).toBe("INVALID_REQUEST");
-    return (err as AicrError).context.problems as string[];
-  }
-  throw new Error("expected parseSnapshot to fail");
+  const err = thrown(() => parseSnapshot(text, "snap.yaml"));
+  expect(err.code).toBe("INVALID_REQUEST");
+  return err.context.problems as string[];
 }
 
 function withChange(change: (doc: Record<string, any>) => void): string {

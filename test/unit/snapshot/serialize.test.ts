@@ -5,6 +5,7 @@ import { createLogger } from "../../../src/core/log.ts";
 import { buildSnapshot } from "../../../src/snapshot/_build.ts";
 import { parseSnapshot, type Snapshot } from "../../../src/snapshot/schema.ts";
 import { serializeSnapshot } from "../../../src/snapshot/serialize.ts";
+import { thrown } from "../../support/reject.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures");
 const NOW = new Date("2026-11-29T10:30:00Z");
@@ -81,15 +82,6 @@ const TRICKY: Snapshot = buildSnapshot({
   ],
 });
 
-const errorOf = (fn: () => unknown): string | undefined => {
-  try {
-    fn();
-    return undefined;
-  } catch (err) {
-    return (err as Error).message;
-  }
-};
-
 describe("serializeSnapshot", () => {
   test.each(["yaml", "json"] as const)("%s round-trips to the same document", (format) => {
     expect(parseSnapshot(serializeSnapshot(TRICKY, format), `x.${format}`)).toEqual(TRICKY);
@@ -107,9 +99,8 @@ describe("serializeSnapshot", () => {
   test("the native reader fails as the strict one does on what is not one map", () => {
     const yaml = serializeSnapshot(TRICKY, "yaml");
     for (const bad of [`${yaml}---\n${yaml}`, "a: [1, 2\n", "- just\n- a list\n", "plain scalar\n", ""]) {
-      const strict = errorOf(() => parseSnapshot(bad, "bad"));
-      const native = errorOf(() => parseSnapshot(bad, "bad", { native: true }));
-      expect(strict).toBeDefined();
+      const strict = thrown(() => parseSnapshot(bad, "bad")).message;
+      const native = thrown(() => parseSnapshot(bad, "bad", { native: true })).message;
       expect(native).toBe(strict);
     }
   });

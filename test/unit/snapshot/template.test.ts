@@ -6,6 +6,7 @@ import {
   TEMPLATE_MAX_OUTPUT,
 } from "../../../src/snapshot/_template.ts";
 import type { Snapshot } from "../../../src/snapshot/schema.ts";
+import { thrown } from "../../support/reject.ts";
 
 const doc: Snapshot = {
   apiVersion: "aicr.run/v1",
@@ -18,15 +19,6 @@ const doc: Snapshot = {
 };
 
 const render = (text: string) => renderTemplate(parseTemplate(text, "t.tmpl"), doc);
-
-function errorOf(fn: () => unknown): { code?: string; message: string } {
-  try {
-    fn();
-  } catch (err) {
-    return err as { code?: string; message: string };
-  }
-  throw new Error("no error");
-}
 
 describe("template language", () => {
   test("fields (with '-'), $, reading, default through a pipe", () => {
@@ -72,7 +64,7 @@ describe("template language", () => {
       ["{{ else }}", "else without"],
     ];
     for (const [text, expected] of cases) {
-      const err = errorOf(() => parseTemplate(text, "t.tmpl"));
+      const err = thrown(() => parseTemplate(text, "t.tmpl"));
       expect(err.code).toBe("INVALID_REQUEST");
       expect(err.message).toContain('--template "t.tmpl"');
       expect(err.message).toContain(expected);
@@ -87,12 +79,12 @@ describe("template language", () => {
     const huge = one({ k: "x".repeat(1024 * 1024) });
     const five =
       "{{ range .measurements }}{{ range .subtypes }}{{ range .data }}{{ . }}{{ . }}{{ . }}{{ . }}{{ . }}{{ end }}{{ end }}{{ end }}";
-    const big = errorOf(() => renderTemplate(parseTemplate(five, "t"), huge));
+    const big = thrown(() => renderTemplate(parseTemplate(five, "t"), huge));
     expect(big.message).toContain(`more than ${TEMPLATE_MAX_OUTPUT} characters`);
     const wide = one(Object.fromEntries(Array.from({ length: 400 }, (_, i) => [`k${i}`, "v"])));
     const square =
       "{{ range .measurements }}{{ range .subtypes }}{{ range .data }}{{ range $.measurements }}{{ range .subtypes }}{{ range .data }}{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}";
-    const loops = errorOf(() => renderTemplate(parseTemplate(square, "t"), wide));
+    const loops = thrown(() => renderTemplate(parseTemplate(square, "t"), wide));
     expect(loops.message).toContain(`more than ${TEMPLATE_MAX_ITERATIONS} loop iterations`);
   });
 });

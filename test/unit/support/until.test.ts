@@ -1,5 +1,6 @@
 /** test/support/until.ts: the suites' one wait. Bounds here are tiny only where expiry is the point. */
 import { expect, test } from "bun:test";
+import { rejection } from "../../support/reject.ts";
 import { type ChangeFeed, until, untilStore } from "../../support/until.ts";
 
 /** A change feed the test drives by hand. */
@@ -16,14 +17,6 @@ function feed(): ChangeFeed & { emit(): void; listeners(): number } {
     listeners: () => listeners.size,
   };
 }
-
-const rejection = (p: Promise<unknown>): Promise<Error> =>
-  p.then(
-    () => {
-      throw new Error("resolved");
-    },
-    (e) => e as Error,
-  );
 
 test("resolves with the first truthy value, checked at once", async () => {
   expect(await until(() => ({ found: 1 }), "at once")).toEqual({ found: 1 });
@@ -62,14 +55,21 @@ test("a throwing condition is 'not yet'; its last error is in the expiry message
       "the refusal to end",
       30,
     ),
+    Error,
   );
   expect(e.message).toBe("timed out after 30 ms waiting for: the refusal to end\nlast error: still refused");
 });
 
 test("on expiry: what it waited for, the last value when it says something, a stack from the caller", async () => {
-  const e = await rejection(until(() => 0, "a count above zero", 20));
+  const e = await rejection(
+    until(() => 0, "a count above zero", 20),
+    Error,
+  );
   expect(e.message).toBe("timed out after 20 ms waiting for: a count above zero\nlast value: 0");
-  const quiet = await rejection(until(() => false, "a flag", 20));
+  const quiet = await rejection(
+    until(() => false, "a flag", 20),
+    Error,
+  );
   expect(quiet.message).toBe("timed out after 20 ms waiting for: a flag");
   expect(quiet.stack ?? "").toContain("until.test.ts");
 });
@@ -86,6 +86,7 @@ test("`what` may be a function, called only on expiry", async () => {
       },
       { ms: 20 },
     ),
+    Error,
   );
   expect(e.message).toBe("timed out after 20 ms waiting for: no objects left; left: Job/x");
   expect(calls).toBe(1);
@@ -99,6 +100,7 @@ test("accept: the answer it holds for is returned; the last refused answer is sh
   expect(answer).toEqual({ status: 201 });
   const e = await rejection(
     until(async () => ({ status: 500 }), "a 200", { ms: 20, accept: (r) => r.status === 200 }),
+    Error,
   );
   expect(e.message).toBe('timed out after 20 ms waiting for: a 200\nlast value: {"status":500}');
 });
@@ -123,7 +125,10 @@ test("untilStore re-checks on the store's changes; the listener is gone after ex
   n = 2;
   store.emit();
   expect(await reached).toBe("two");
-  const e = await rejection(untilStore({ store }, () => false, "never", 20));
+  const e = await rejection(
+    untilStore({ store }, () => false, "never", 20),
+    Error,
+  );
   expect(e.message).toBe("timed out after 20 ms waiting for: never");
   expect(store.listeners()).toBe(0);
 });

@@ -1,16 +1,11 @@
 import { describe, expect, test } from "bun:test";
-import { AicrError } from "../../../src/core/errors.ts";
 import { declaredPhases, parseRecipe, phaseConstraint } from "../../../src/validate/recipe.ts";
+import { thrown } from "../../support/reject.ts";
 
 const problems = (text: string): string[] => {
-  try {
-    parseRecipe(text, "r.yaml");
-  } catch (err) {
-    expect(err).toBeInstanceOf(AicrError);
-    expect((err as AicrError).exitCode).toBe(2);
-    return (err as AicrError).context.problems as string[];
-  }
-  throw new Error("expected the recipe to be rejected");
+  const err = thrown(() => parseRecipe(text, "r.yaml"));
+  expect(err.exitCode).toBe(2);
+  return err.context.problems as string[];
 };
 
 describe("parseRecipe", () => {
