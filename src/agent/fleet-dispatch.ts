@@ -1,12 +1,12 @@
 import type { Json, V1Job } from "../kube/types.ts";
 import type { PodState } from "./wait.ts";
 
-export type JobState = Json<V1Job>;
+export type JobObject = Json<V1Job>;
 
 /** What one node's agent Job hears from the run-wide watches. */
 export interface NodeListener {
   pod(pod: PodState, type: string): void;
-  job(job: JobState, type: string): void;
+  job(job: JobObject, type: string): void;
 }
 
 /** The UID of the Job that is a pod's controller (the only proof of ownership: pod-select.ts). */
@@ -23,7 +23,7 @@ export const controllingJobUid = (pod: PodState): string | undefined =>
 export class FleetDispatcher {
   private readonly listeners = new Map<string, NodeListener>();
   private readonly heldPods = new Map<string, { pod: PodState; type: string }>();
-  private readonly heldJobs = new Map<string, { job: JobState; type: string }>();
+  private readonly heldJobs = new Map<string, { job: JobObject; type: string }>();
 
   /** From now on `uid`'s events go to `listener`; what was held for it is replayed first. */
   register(uid: string, listener: NodeListener): void {
@@ -51,7 +51,7 @@ export class FleetDispatcher {
     else this.heldPods.set(uid, { pod, type });
   }
 
-  job(job: JobState, type: string): void {
+  job(job: JobObject, type: string): void {
     const uid = job.metadata?.uid;
     if (!uid) return;
     const to = this.listeners.get(uid);

@@ -43,14 +43,31 @@ export interface DeadlineOptions {
    * rather than slow. Return undefined to keep the TIMEOUT.
    */
   instead?: (() => Error | undefined) | undefined;
+  /**
+   * When the run's time began (Date.now()), if before this call: the deadline ends at startedAt +
+   * timeoutMs and its message still says timeoutMs (validate's capture and checks share one --timeout).
+   */
+  startedAt?: number | undefined;
+}
+
+/**
+ * A TIMEOUT that is not a deadline's own abort (an agent Job the cluster stopped at its
+ * activeDeadlineSeconds, a cleanup that outlived its bound, a report's timed-out checks): made here too,
+ * so every TIMEOUT of aicr comes from this file.
+ */
+export function timedOut(
+  message: string,
+  o: { remedy: string; context?: Record<string, unknown> | undefined; cause?: unknown },
+): AicrError {
+  return new AicrError("TIMEOUT", message, o);
 }
 
 export function startDeadline(parent: AbortSignal, timeoutMs: number, o: DeadlineOptions): Deadline {
   const own = new AbortController();
-  const end = Date.now() + timeoutMs;
+  const end = (o.startedAt ?? Date.now()) + timeoutMs;
   const timer = setTimeout(
     () => own.abort(o.instead?.() ?? new DeadlineExceeded({ ...o, timeoutMs })),
-    timeoutMs,
+    Math.max(0, end - Date.now()),
   );
   const signal = AbortSignal.any([parent, own.signal]);
   return {

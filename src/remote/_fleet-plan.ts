@@ -3,7 +3,7 @@
  * ended (fleet.json), the progress line and the multi-document output. No I/O here.
  */
 import { AicrError } from "../core/errors.ts";
-import { formatSpan } from "./_progress.ts";
+import { formatSpan } from "../run/progress.ts";
 
 /** How many agent Jobs run at once unless --parallelism says otherwise. */
 export const DEFAULT_PARALLELISM = 8;

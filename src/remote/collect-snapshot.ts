@@ -6,56 +6,35 @@ import {
   planAgentRun,
   type RunWaits,
 } from "../agent/deployer.ts";
+import { agentJobFailure } from "../agent/failure.ts";
 import { buildAgentJob, jobDeadlineSeconds } from "../agent/job-spec.ts";
 import type { ResultConfigMap } from "../agent/result.ts";
 import { type Placement, podFailure, startSentinel } from "../agent/sentinel.ts";
 import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
 import { describePodState } from "../agent/wait.ts";
 import { unlessAborted, withTimeout } from "../core/async.ts";
-import { type Deadline, DeadlineExceeded, startDeadline } from "../core/deadline.ts";
+import { DeadlineExceeded } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
 import { LABEL, LABEL_VALUE } from "../core/labels.ts";
-import { createLogger, type Logger } from "../core/log.ts";
+import { createLogger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isForbidden, isNotFound, toAicrError } from "../kube/errors.ts";
-import { NoAnswerError } from "../kube/http.ts";
 import type { ReceiptRow } from "../run/cleanup.ts";
-import { generateInvocationId, generateRunId } from "../run/run-id.ts";
-import { type KeptObject, RunScope } from "../run/scope.ts";
+import { type OpenRun, type RunCallerOptions, withRun } from "../run/pipeline.ts";
+import type { Progress } from "../run/progress.ts";
+import type { KeptObject } from "../run/scope.ts";
 import { assertGpuFound, withProviderReadings } from "../snapshot/render.ts";
 import { envelopeMissingMessage, parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import { serializeSnapshot } from "../snapshot/serialize.ts";
 import { agentLogRelay } from "./_agent-log.ts";
 import { podOfJob, runIdIsFree } from "./_gate-reads.ts";
 import { checkPermissions } from "./_permissions.ts";
-import { createProgress, type Progress, terminalStatus } from "./_progress.ts";
 import { gpuNodeSelector, startGpuNodeLookup } from "./auto-target.ts";
 import { type ResolvedSnapshotOptions, type SnapshotOptions, withSnapshotDefaults } from "./options.ts";
 
-export interface CollectSnapshotOptions extends SnapshotOptions {
-  client: KubeClient;
-  /** Where the run talks (stderr in the CLI); default: silent. */
-  log?: Logger | undefined;
-  /** Cancels the run (cleanup still runs); default: never. */
-  signal?: AbortSignal | undefined;
-  /** Defaults to a fresh one: concurrent calls in one process never share a run. */
-  runId?: string | undefined;
-  /** The invocation's ID (the run context's); defaults to a fresh one. It goes on every object. */
-  invocationId?: string | undefined;
-  /**
-   * Refuse, before anything is written, a run ID whose objects still stand. Default: when `runId` is
-   * given. A generated one (64 random bits) cannot be in use, so it costs no look-up.
-   */
-  checkRunId?: boolean | undefined;
+export interface CollectSnapshotOptions extends SnapshotOptions, RunCallerOptions {
   /** A delivered cm:// target in the run's namespace; absent → the run's staging ConfigMap. */
   delivered?: { namespace: string; name: string } | undefined;
-  /** How often a wait says what it waits for; default: AICR_PROGRESS_INTERVAL_MS, else 10 s. */
-  progressIntervalMs?: number | undefined;
-  /**
-   * Waiting lines as one updating line on stderr when it is a terminal (the CLI asks for it unless
-   * its log is JSON lines). Default: off, so a library caller's log gets plain waiting lines.
-   */
-  statusLine?: boolean | undefined;
 }
 
 export interface CollectSnapshotResult {
@@ -134,13 +113,11 @@ async function targetIsWritable(
  * Takes one node's snapshot through a run-isolated agent Job. Safe to call concurrently: each call
  * has its own run ID, invocation ID, objects, permissions, logs, result and cleanup.
  *
- * prepare (options, names, the deadline) → gate (permissions, auto-targeting) → execute (deploy, pod,
- * logs, result) → teardown (the run scope's cleanup, on every path).
+ * One run (run/pipeline.ts): the gate (permissions, auto-targeting), then the agent (deploy, pod, logs,
+ * result), then teardown.
  */
 export async function collectSnapshot(options: CollectSnapshotOptions): Promise<CollectSnapshotResult> {
   const o = withSnapshotDefaults(options);
-  if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0))
-    throw new AicrError("INVALID_REQUEST", `invalid timeoutMs ${o.timeoutMs}: expected a positive number`);
   if (options.delivered && o.providerReadings?.length)
     throw new AicrError(
       "INVALID_REQUEST",
@@ -150,66 +127,52 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
         context: { field: "--output" },
       },
     );
-  const client = options.client;
+  const { client } = options;
   const log = options.log ?? createLogger({ write: () => {} });
-  const cancel = options.signal ?? new AbortController().signal;
-  const identity = {
-    runId: options.runId ?? generateRunId(),
-    invocationId: options.invocationId ?? generateInvocationId(),
-  };
-  const config: AgentRunConfig = {
-    ...o,
-    identity,
-    delivered: options.delivered,
-    // A killed run's privileged pod is stopped by Kubernetes a minute after --timeout, not in 5 h.
-    activeDeadlineSeconds: jobDeadlineSeconds(o.timeoutMs),
-  };
-  const plan = planAgentRun(config); // names are validated before the first request
-  // --timeout bounds the whole run from here, the gate and the log stream included (it would follow
-  // a stuck agent forever). A server that has not answered anything by then is reported as silent.
-  using deadline = startDeadline(cancel, o.timeoutMs, {
-    what: "the agent did not finish",
-    flag: "--timeout",
-    remedy: "read the agent log above for where it stopped; raise --timeout if the node is just slow",
-    instead: () =>
-      client.answered
-        ? undefined
-        : toAicrError(new NoAnswerError(o.timeoutMs), "waiting for the API server", client.server),
-  });
-  // Declared after the deadline, so disposed before it: no timer of the run outlives it.
-  using progress = createProgress({
-    log,
-    remainingMs: () => deadline.remainingMs(),
-    intervalMs: options.progressIntervalMs,
-    status: options.statusLine ? terminalStatus() : undefined,
-  });
-  const ctx = { client, log: progress.log, signal: deadline.signal };
-  progress.wait("checking permissions");
-  const gate = await gateRun(o, options, config, plan, ctx);
-  progress.phase("permissions checked", { mode: gate.mode.kind });
-  const scope = new RunScope({
-    client,
-    identity,
-    log: progress.log,
-    cleanup: o.cleanup,
-    removeCommand: () =>
-      `aicr runs delete ${identity.runId} -n ${o.namespace} (or: ${
-        gate.mode.kind === "exact"
-          ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
-          : `kubectl delete clusterrole ${plan.names.clusterRole}`
-      })`,
-    staging: () => (plan.ownsOutput ? plan.output : undefined),
-    announce: (message, fields) => progress.phase(message, fields),
-  });
-  let content: string;
-  {
-    // Teardown on every path out of this block: cleanup and its receipt, or the kept list.
-    await using _ = scope;
-    const agent = new AgentRun(client, { ...config, nodeSelector: gate.nodeSelector }, scope, ctx);
-    content = await execute(agent, o, gate, { ...ctx, deadline, progress });
-  }
-  // Cancelled after the result was read (during cleanup): still a cancelled run, nothing is delivered.
-  cancel.throwIfAborted();
+  const run = await withRun(
+    {
+      ...options,
+      log,
+      timeoutMs: o.timeoutMs,
+      cleanup: o.cleanup,
+      timeout: {
+        what: "the agent did not finish",
+        remedy: "read the agent log above for where it stopped; raise --timeout if the node is just slow",
+      },
+    },
+    {
+      plan: (identity) => {
+        const config: AgentRunConfig = {
+          ...o,
+          identity,
+          delivered: options.delivered,
+          // A killed run's privileged pod is stopped by Kubernetes a minute after --timeout, not in 5 h.
+          activeDeadlineSeconds: jobDeadlineSeconds(o.timeoutMs),
+        };
+        return { ...planAgentRun(config), config };
+      },
+      gate: (run, plan) => gateRun(o, options, plan, run),
+      gateFields: (gate) => ({ mode: gate.mode.kind }),
+      scope: (run, plan, gate) => ({
+        removeCommand: () =>
+          `aicr runs delete ${plan.config.identity.runId} -n ${o.namespace} (or: ${
+            gate.mode.kind === "exact"
+              ? `kubectl delete job -n ${o.namespace} ${plan.names.job}`
+              : `kubectl delete clusterrole ${plan.names.clusterRole}`
+          })`,
+        staging: () => (plan.ownsOutput ? plan.output : undefined),
+        announce: (message, fields) => run.progress.phase(message, fields),
+      }),
+      execute: (run, plan, gate) =>
+        execute(
+          new AgentRun(client, { ...plan.config, nodeSelector: gate.nodeSelector }, run.scope, run),
+          o,
+          gate,
+          run,
+        ),
+    },
+  );
+  let content = run.value;
   // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot).
   // An agent image of the Go original may write a document without an envelope: read, and said once.
   const collected = parseSnapshot(content, "the agent's snapshot", {
@@ -225,8 +188,10 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
   // Provider readings are this side's: merged into the K8s measurement, the YAML written again.
   const document = withProviderReadings(collected, o.providerReadings);
   if (document !== collected) content = serializeSnapshot(document, "yaml");
-  return { runId: identity.runId, content, document, receipt: scope.receipt, kept: scope.kept };
+  return { runId: run.runId, content, document, receipt: run.receipt, kept: run.kept };
 }
+
+type SnapshotPlan = AgentRunPlan & { config: AgentRunConfig };
 
 interface Gate {
   mode: ServiceAccountMode;
@@ -235,21 +200,14 @@ interface Gate {
   namespace: KubeObject | undefined;
 }
 
-interface RunCtx {
-  client: KubeClient;
-  log: Logger;
-  /** The run's deadline: cancel, --timeout or a fail-fast cause. */
-  signal: AbortSignal;
-}
-
 /** Everything read-only before the first write: permissions, a free run ID, auto-targeting. */
 async function gateRun(
   o: ResolvedSnapshotOptions,
   options: CollectSnapshotOptions,
-  config: AgentRunConfig,
-  plan: AgentRunPlan,
-  { client, log, signal }: RunCtx,
+  plan: SnapshotPlan,
+  { client, log, signal }: OpenRun,
 ): Promise<Gate> {
+  const { config } = plan;
   // Read-only and fail-open: it goes out with the gate's questions instead of after them.
   const gpuLookup = o.autoTarget ? startGpuNodeLookup(client) : undefined;
   const free =
@@ -308,7 +266,7 @@ async function execute(
   agent: AgentRun,
   o: ResolvedSnapshotOptions,
   gate: Gate,
-  ctx: RunCtx & { deadline: Deadline; progress: Progress },
+  ctx: OpenRun,
 ): Promise<string> {
   const { client, log, signal, deadline, progress } = ctx;
   const placement = (): Placement => ({
@@ -416,22 +374,8 @@ async function agentFailure(
   lines: string[],
 ): Promise<AicrError> {
   const pod = await agent.lastPod(jobUid).catch(() => undefined);
-  const terminated = (
-    pod?.status?.containerStatuses?.[0]?.state as
-      | { terminated?: { exitCode?: number; message?: string } }
-      | undefined
-  )?.terminated;
-  const why = terminated?.message?.trim() || outcome.message || outcome.reason || "the agent failed";
-  const tail =
-    lines.length > 0
-      ? `\n--- last ${lines.length} agent log lines ---\n${lines.join("\n")}\n--- end of agent log ---`
-      : "";
-  const code = outcome.reason === "DeadlineExceeded" ? "TIMEOUT" : "INTERNAL";
-  return new AicrError(
-    code,
-    `the agent Job failed (${outcome.reason ?? "Failed"}${terminated?.exitCode !== undefined ? `, exit code ${terminated.exitCode}` : ""}): ${why}${tail}`,
-    {
-      remedy: "read the agent log above; rerun with --debug for the agent's detail",
-    },
-  );
+  return agentJobFailure(outcome, pod, {
+    remedy: "read the agent log above; rerun with --debug for the agent's detail",
+    logTail: lines,
+  });
 }

@@ -1,21 +1,19 @@
-import { type AgentRunConfig, planAgentRun } from "../agent/deployer.ts";
+import { type AgentRunConfig, type AgentRunPlan, planAgentRun } from "../agent/deployer.ts";
 import { buildNodeJob, FleetRun, type FleetShared, type NodeJob } from "../agent/fleet-deployer.ts";
-import { FleetDispatcher, type JobState } from "../agent/fleet-dispatch.ts";
+import { FleetDispatcher, type JobObject } from "../agent/fleet-dispatch.ts";
 import { jobDeadlineSeconds } from "../agent/job-spec.ts";
 import type { Placement } from "../agent/sentinel.ts";
 import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
 import type { PodState } from "../agent/wait.ts";
 import { mapLimit, unlessAborted } from "../core/async.ts";
 import { AicrError, errorMessage, isAicrError } from "../core/errors.ts";
-import { createLogger, type Logger } from "../core/log.ts";
-import type { KubeClient, KubeObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/client.ts";
 import { toAicrError } from "../kube/errors.ts";
 import { watchUntil } from "../kube/watch-until.ts";
 import type { ReceiptRow } from "../run/cleanup.ts";
 import { runPodSelector } from "../run/labels.ts";
 import { fleetNodeNames } from "../run/names.ts";
-import { generateInvocationId, generateRunId } from "../run/run-id.ts";
-import { RunScope } from "../run/scope.ts";
+import { type OpenRun, type RunCallerOptions, withRun } from "../run/pipeline.ts";
 import { assertGpuFound, withProviderReadings } from "../snapshot/render.ts";
 import { parseSnapshot } from "../snapshot/schema.ts";
 import { serializeSnapshot } from "../snapshot/serialize.ts";
@@ -30,21 +28,13 @@ import {
 } from "./_fleet-plan.ts";
 import { podOfJob, runIdIsFree } from "./_gate-reads.ts";
 import { checkPermissions } from "./_permissions.ts";
-import { progressIntervalMs, terminalStatus } from "./_progress.ts";
 import { GPU_NODE_LABEL } from "./auto-target.ts";
-import { type SnapshotOptions, withSnapshotDefaults } from "./options.ts";
+import { type ResolvedSnapshotOptions, type SnapshotOptions, withSnapshotDefaults } from "./options.ts";
 
 /** The fleet's public pieces for the command layer (the plan module is private to src/remote). */
 export { DEFAULT_PARALLELISM, type FleetReport, fleetFailure } from "./_fleet-plan.ts";
 
-export interface FleetSnapshotOptions extends SnapshotOptions {
-  client: KubeClient;
-  log?: Logger | undefined;
-  signal?: AbortSignal | undefined;
-  runId?: string | undefined;
-  invocationId?: string | undefined;
-  /** Refuse a run ID whose anchor still stands (default: when `runId` is given). */
-  checkRunId?: boolean | undefined;
+export interface FleetSnapshotOptions extends SnapshotOptions, RunCallerOptions {
   /** One node's bound (--node-timeout); absent → only the run's --timeout bounds it. */
   nodeTimeoutMs?: number | undefined;
   /** Agent Jobs at once (default DEFAULT_PARALLELISM). */
@@ -53,8 +43,6 @@ export interface FleetSnapshotOptions extends SnapshotOptions {
   sample?: number | undefined;
   /** Each node's document: the agent's YAML as written, or JSON. */
   format?: "yaml" | "json" | undefined;
-  progressIntervalMs?: number | undefined;
-  statusLine?: boolean | undefined;
 }
 
 export interface FleetNodeResult {
@@ -84,10 +72,12 @@ export function fleetSelector(o: {
 
 /**
  * Every target node's snapshot in ONE run: one run ID, one set of run RBAC, one agent Job per node
- * (pinned by required node affinity on its hostname), at most `parallelism` at once. ONE pod watch and
- * ONE Job watch serve the whole run (label selector on the run ID; each event routed to its node by
- * Job UID); each node then costs a constant number of requests (its Job's create, its result's read).
- * A node that fails is recorded and the others go on; the run scope cleans everything up.
+ * (pinned by required node affinity on its hostname), at most `parallelism` at once, all within the
+ * run's one --timeout. ONE pod watch and ONE Job watch serve the whole run (label selector on the run
+ * ID; each event routed to its node by Job UID); each node then costs a constant number of requests
+ * (its Job's create, its result's read). A node that fails is recorded and the others go on; when the
+ * run's time is up, every node without its result is recorded as timed out; the run scope cleans
+ * everything up.
  */
 export async function collectFleet(options: FleetSnapshotOptions): Promise<FleetSnapshotResult> {
   const o = withSnapshotDefaults(options);
@@ -98,21 +88,83 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
       `invalid parallelism ${parallelism}: expected a whole number ≥ 1`,
       { context: { field: "--parallelism" } },
     );
-  if (!(Number.isFinite(o.timeoutMs) && o.timeoutMs > 0))
-    throw new AicrError("INVALID_REQUEST", `invalid timeoutMs ${o.timeoutMs}: expected a positive number`);
   const { client } = options;
-  const log = options.log ?? createLogger({ write: () => {} });
-  const signal = options.signal ?? new AbortController().signal;
-  const identity = {
-    runId: options.runId ?? generateRunId(),
-    invocationId: options.invocationId ?? generateInvocationId(),
-  };
-  const config: AgentRunConfig = { ...o, identity, activeDeadlineSeconds: jobDeadlineSeconds(o.timeoutMs) };
-  const plan = planAgentRun(config);
-  fleetNodeNames({ runId: identity.runId, jobPrefix: o.jobPrefix }, 0); // names checked before any request
+  const cancel = options.signal ?? new AbortController().signal;
   const selector = fleetSelector(o);
+  const run = await withRun(
+    {
+      ...options,
+      timeoutMs: o.timeoutMs,
+      cleanup: o.cleanup,
+      timeout: {
+        what: "the fleet did not finish",
+        remedy: "raise --timeout for a large fleet (or --parallelism); each node's outcome is in fleet.json",
+      },
+    },
+    {
+      plan: (identity) => {
+        const config: AgentRunConfig = {
+          ...o,
+          identity,
+          activeDeadlineSeconds: jobDeadlineSeconds(options.nodeTimeoutMs ?? o.timeoutMs),
+        };
+        fleetNodeNames({ runId: identity.runId, jobPrefix: o.jobPrefix }, 0); // names checked before any request
+        return { ...planAgentRun(config), config };
+      },
+      gate: (run, plan) => gateFleet(o, options, plan, selector, run),
+      gateFields: (gate) => ({ mode: gate.mode.kind, nodes: gate.nodes.length }),
+      scope: (_run, plan) => ({
+        removeCommand: () => `aicr runs delete ${plan.config.identity.runId} -n ${o.namespace}`,
+      }),
+      execute: async (run, plan, gate) => {
+        run.log.info(
+          `fleet: ${gate.nodes.length} node(s) (${selector || "every node"}), at most ${parallelism} agent Job(s) at once`,
+          { runId: plan.config.identity.runId },
+        );
+        const fleet = new FleetRun(client, plan.config, run.scope, run);
+        const shared = await fleet.deployShared({
+          mode: gate.mode,
+          mayBind: gate.mayBind,
+          namespace: gate.namespace,
+        });
+        return runNodes(fleet, shared, gate.nodes, run, {
+          ...o,
+          format: options.format,
+          nodeTimeoutMs: options.nodeTimeoutMs,
+          parallelism,
+          cancel,
+        });
+      },
+    },
+  );
+  return {
+    runId: run.runId,
+    nodes: run.value,
+    report: fleetReport(
+      run.runId,
+      run.value.map((r) => r.record),
+    ),
+    receipt: run.receipt,
+  };
+}
 
-  // The gate: read-only, all at once. The node list is the fleet; its failure is the run's.
+type FleetPlan = AgentRunPlan & { config: AgentRunConfig };
+
+interface FleetGate {
+  mode: ServiceAccountMode;
+  mayBind: boolean;
+  namespace: KubeObject | undefined;
+  nodes: string[];
+}
+
+/** The gate: read-only, all at once. The node list is the fleet; its failure is the run's. */
+async function gateFleet(
+  o: ResolvedSnapshotOptions,
+  options: FleetSnapshotOptions,
+  plan: FleetPlan,
+  selector: string,
+  { client, log, signal }: OpenRun,
+): Promise<FleetGate> {
   const nodeList = client.list<KubeObject>("v1", "Node", selector ? { labelSelector: selector } : {});
   nodeList.catch(() => {});
   const namespaceRead = client
@@ -123,7 +175,7 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
       ? runIdIsFree(
           client,
           [{ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: plan.names.clusterRole }],
-          identity.runId,
+          plan.config.identity.runId,
         )
       : Promise.resolve();
   free.catch(() => {});
@@ -136,7 +188,7 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
       ownsOutput: true,
       discoverNetwork: o.discoverNetwork,
       serviceAccountName: o.serviceAccountName,
-      dryRunPod: (mode) => dryRunPod(config, plan, mode),
+      dryRunPod: (mode) => dryRunPod(plan.config, plan, mode),
       signal,
     },
     log,
@@ -153,56 +205,16 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
     { sample: options.sample, maxNodes: options.maxNodes },
     selector || "every node",
   );
-  log.info(
-    `fleet: ${nodes.length} node(s) (${selector || "every node"}), at most ${parallelism} agent Job(s) at once`,
-    { runId: identity.runId },
-  );
   const namespace = await namespaceRead;
-
-  const scope = new RunScope({
-    client,
-    identity,
-    log,
-    cleanup: o.cleanup,
-    removeCommand: () => `aicr runs delete ${identity.runId} -n ${o.namespace}`,
-  });
-  const results: FleetNodeResult[] = [];
-  {
-    await using _ = scope;
-    const fleet = new FleetRun(client, config, scope, { log, signal });
-    const shared = await fleet.deployShared({
-      mode: gate.mode,
-      mayBind: gate.mayBind,
-      namespace: namespace instanceof Error ? undefined : (namespace as KubeObject),
-    });
-    results.push(
-      ...(await runNodes(fleet, shared, nodes, {
-        ...options,
-        ...o,
-        parallelism,
-        log,
-        signal,
-        runId: identity.runId,
-      })),
-    );
-  }
-  signal.throwIfAborted();
   return {
-    runId: identity.runId,
-    nodes: results,
-    report: fleetReport(
-      identity.runId,
-      results.map((r) => r.record),
-    ),
-    receipt: scope.receipt,
+    mode: gate.mode,
+    mayBind: gate.mayBind,
+    namespace: namespace instanceof Error ? undefined : (namespace as KubeObject),
+    nodes,
   };
 }
 
-function dryRunPod(
-  config: AgentRunConfig,
-  plan: ReturnType<typeof planAgentRun>,
-  mode: ServiceAccountMode,
-): KubeObject {
+function dryRunPod(config: AgentRunConfig, plan: AgentRunPlan, mode: ServiceAccountMode): KubeObject {
   const { job } = buildNodeJob(
     config,
     plan,
@@ -213,26 +225,28 @@ function dryRunPod(
   return podOfJob(job, config.namespace);
 }
 
-type RunNodesOptions = FleetSnapshotOptions &
-  ReturnType<typeof withSnapshotDefaults> & {
-    parallelism: number;
-    log: Logger;
-    signal: AbortSignal;
-    runId: string;
-  };
+type RunNodesOptions = ResolvedSnapshotOptions & {
+  format?: "yaml" | "json" | undefined;
+  nodeTimeoutMs?: number | undefined;
+  parallelism: number;
+  /** The caller's cancel: a cancelled fleet ends without a report; a deadline records each node. */
+  cancel: AbortSignal;
+};
 
 /** The two run-wide watches, the bounded Job creates, each node's wait and read; progress on one line. */
 async function runNodes(
   fleet: FleetRun,
   shared: FleetShared,
   nodes: string[],
+  run: OpenRun,
   o: RunNodesOptions,
 ): Promise<FleetNodeResult[]> {
-  const { client, log, signal } = o;
+  const { client, log, signal, progress } = run;
+  const runId = run.identity.runId;
   const dispatcher = new FleetDispatcher();
   const watches = new AbortController();
   const watchSignal = AbortSignal.any([signal, watches.signal]);
-  const list = { namespace: o.namespace, labelSelector: runPodSelector(o.runId) };
+  const list = { namespace: o.namespace, labelSelector: runPodSelector(runId) };
   const open = [
     watchUntil<PodState, never>({
       client,
@@ -244,7 +258,7 @@ async function runNodes(
       resourceVersion: shared.watchFrom,
       check: (pod, type) => void dispatcher.pod(pod, type) as undefined,
     }),
-    watchUntil<JobState, never>({
+    watchUntil<JobObject, never>({
       client,
       apiVersion: "batch/v1",
       kind: "Job",
@@ -266,19 +280,13 @@ async function runNodes(
     autoTargeted: false,
   };
   const counts = { total: nodes.length, done: 0, failed: 0, running: 0 };
-  const t0 = performance.now();
-  const status = o.statusLine ? terminalStatus() : undefined;
-  const say = () => {
-    const line = formatFleetProgress(counts, performance.now() - t0);
-    if (status) status(`\r\x1b[K${line}`);
-    else log.info(line);
-  };
-  const ticker = setInterval(say, o.progressIntervalMs ?? progressIntervalMs());
+  const line = () => formatFleetProgress(counts, progress.elapsedMs());
+  progress.wait(line);
   const one = async (node: string, index: number): Promise<FleetNodeResult> => {
     const started = new Date();
     counts.running++;
     let job: NodeJob | undefined;
-    const jobName = () => job?.job ?? fleetNodeNames({ runId: o.runId, jobPrefix: o.jobPrefix }, index).job;
+    const jobName = () => job?.job ?? fleetNodeNames({ runId, jobPrefix: o.jobPrefix }, index).job;
     const record = (extra: Partial<FleetNodeRecord>): FleetNodeRecord => {
       const finished = new Date();
       return {
@@ -292,8 +300,15 @@ async function runNodes(
       };
     };
     try {
+      // Past the run's deadline no node starts: it is recorded with the deadline's TIMEOUT.
+      signal.throwIfAborted();
       job = await fleet.createNodeJob(shared, node, index);
-      await waitNodeJob(dispatcher, job, { timeoutMs: o.timeoutMs, image: o.image, placement, signal });
+      await waitNodeJob(dispatcher, job, {
+        nodeTimeoutMs: o.nodeTimeoutMs,
+        image: o.image,
+        placement,
+        signal,
+      });
       const content = await fleet.readNodeResult(job);
       const parsed = parseSnapshot(content, `node ${node}'s snapshot`, {
         native: true,
@@ -310,22 +325,20 @@ async function runNodes(
       counts.done++;
       return { record: record({}), content: out };
     } catch (err) {
-      if (signal.aborted) throw signal.reason;
+      if (o.cancel.aborted) throw o.cancel.reason;
       counts.failed++;
       const e = isAicrError(err) ? err : toAicrError(err, `node ${node}`, client.server);
       log.warn(`node ${node} failed: ${errorMessage(e)}`, { code: e.code, job: jobName() });
       return { record: record({ status: "failed", error: { code: e.code, message: errorMessage(e) } }) };
     } finally {
       counts.running--;
-      if (status) say();
+      progress.refresh();
     }
   };
   try {
-    return await mapLimit(nodes, o.parallelism, one, signal);
+    return await mapLimit(nodes, o.parallelism, one, o.cancel);
   } finally {
-    clearInterval(ticker);
     watches.abort();
-    if (status) status("\r\x1b[K");
-    log.info(formatFleetProgress(counts, performance.now() - t0));
+    progress.phase(line());
   }
 }

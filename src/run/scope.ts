@@ -1,5 +1,5 @@
 import { withTimeout } from "../core/async.ts";
-import { AicrError } from "../core/errors.ts";
+import { timedOut } from "../core/deadline.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
 import { cleanupRun, type ReceiptRow } from "./cleanup.ts";
@@ -89,7 +89,10 @@ export class RunScope implements AsyncDisposable {
     const receipt = await withTimeout(
       cleanupRun({ client, created: this.created, identity, log, staging: this.o.staging?.() }),
       CLEANUP_TIMEOUT_MS,
-      () => new AicrError("TIMEOUT", `cleanup did not finish within ${CLEANUP_TIMEOUT_MS / 1000}s`),
+      () =>
+        timedOut(`cleanup did not finish within ${CLEANUP_TIMEOUT_MS / 1000}s`, {
+          remedy: `remove what is left with: ${this.o.removeCommand() ?? "(nothing was anchored)"}`,
+        }),
     );
     this.receipt.push(...receipt);
     const bad = receipt.filter((r) => r.outcome === "failed" || r.outcome === "left-behind");

@@ -10,7 +10,15 @@ import { CAPTURE_JOB_PREFIX, type ValidateOptions } from "./options.ts";
  */
 export async function captureSnapshot(
   o: ValidateOptions,
-  io: { client: KubeClient; log: Logger; signal: AbortSignal; runId: string; invocationId?: string },
+  io: {
+    client: KubeClient;
+    log: Logger;
+    signal: AbortSignal;
+    runId: string;
+    invocationId?: string;
+    /** When the validation's --timeout began: the capture spends from the same time. */
+    startedAt?: number;
+  },
 ): Promise<string> {
   if (!o.capture) throw new AicrError("INTERNAL", "a live capture was asked for without its options");
   io.log.info(`capturing a live snapshot (Job ${CAPTURE_JOB_PREFIX}-${io.runId})`);
@@ -21,6 +29,7 @@ export async function captureSnapshot(
     signal: io.signal,
     runId: io.runId,
     invocationId: io.invocationId,
+    startedAt: io.startedAt,
   });
   return result.content;
 }

@@ -1,3 +1,4 @@
+import { timedOut } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -49,6 +50,8 @@ function readinessRows(results: readonly ConstraintResult[], allowMissing: boole
  */
 export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void> {
   const start = io.now();
+  // One --timeout for the whole validation: the live capture and the checks share it.
+  const startedAt = Date.now();
   const recipeSrc = await loadSource(o.recipe, "recipe", io.connect);
   const recipe = parseRecipe(recipeSrc.text, recipeSrc.name);
   const checks = planChecks(recipe, { phases: o.phases, skip: o.skipChecks });
@@ -65,7 +68,7 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
     snapshotName = src.name;
   } else {
     const client = await io.connect();
-    snapshotText = await captureSnapshot(o, { ...io, client });
+    snapshotText = await captureSnapshot(o, { ...io, client, startedAt });
     snapshotName = "the live capture";
   }
   // A file's missing envelope is warned about here; the live capture's reader has already said so.
@@ -99,7 +102,7 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
     checkRows = await runValidationJobs(
       { recipe, recipeText: recipeSrc.text, snapshot, snapshotText, checks },
       o,
-      { ...io, client: await io.connect() },
+      { ...io, client: await io.connect(), startedAt },
     );
   }
   const results = [...rows, ...checkRows];
@@ -107,14 +110,14 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   if (blocked) throw blocked;
   const failing = checkRows.filter((r) => r.status === "failed" || r.status === "other");
   if (failing.length > 0 && o.failOnError) {
-    throw new AicrError(
-      failing.some((r) => r.timedOut) ? "TIMEOUT" : "INTERNAL",
-      `${failing.length} check(s) did not pass: ${failing.map((r) => `${r.suite}/${r.name} ${r.status}${r.message ? ` (${r.message.split("\n")[0]})` : ""}`).join("; ")}`,
-      {
-        remedy:
-          "read each check's message and output in the report (a timeout: raise --timeout); --no-fail-on-error reports without failing",
-        context: { failed: failing.map((r) => r.name) },
-      },
-    );
+    const message = `${failing.length} check(s) did not pass: ${failing.map((r) => `${r.suite}/${r.name} ${r.status}${r.message ? ` (${r.message.split("\n")[0]})` : ""}`).join("; ")}`;
+    const detail = {
+      remedy:
+        "read each check's message and output in the report (a timeout: raise --timeout); --no-fail-on-error reports without failing",
+      context: { failed: failing.map((r) => r.name) },
+    };
+    throw failing.some((r) => r.timedOut)
+      ? timedOut(message, detail)
+      : new AicrError("INTERNAL", message, detail);
   }
 }

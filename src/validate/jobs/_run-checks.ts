@@ -5,7 +5,8 @@ import type { Json, V1Node } from "../../kube/types.ts";
 import type { OwnerRef } from "../../rbac/objects.ts";
 import { createAllBindingsLast, settleAll } from "../../run/create-owned.ts";
 import { ensureNamespace } from "../../run/namespace.ts";
-import { RunScope } from "../../run/scope.ts";
+import { type OpenRun, withRun } from "../../run/pipeline.ts";
+import type { RunScope } from "../../run/scope.ts";
 import { NVIDIA_SMI_CHECK } from "../_catalog.ts";
 import type { CheckResult } from "../_report.ts";
 import type { Inputs, ValidateOptions } from "../options.ts";
@@ -19,7 +20,7 @@ import {
   validationNames,
 } from "./_objects.ts";
 import { runNvidiaSmi } from "./_run-nvidia-smi.ts";
-import { runOneCheck } from "./_run-one.ts";
+import { type RunOneIo, runOneCheck } from "./_run-one.ts";
 
 export interface JobsIo {
   client: KubeClient;
@@ -29,42 +30,73 @@ export interface JobsIo {
   /** The invocation's ID (the run context's): it goes on every object. */
   invocationId: string;
   now: () => number;
+  /** When the validation's --timeout began (Date.now()): the capture and the checks share it. */
+  startedAt?: number | undefined;
 }
 
 /**
- * Deploys the run's validator RBAC and data ConfigMaps (anchored on the ClusterRole), runs each phase's
- * checks as Jobs, and deletes exactly what it created, pinned by UID.
+ * One run (run/pipeline.ts): the gate, then the run's validator RBAC and data ConfigMaps (anchored on
+ * the ClusterRole), each phase's checks as Jobs, and the deletes of exactly what it created, pinned by
+ * UID. A check still running when the run's --timeout passes is reported as timed out, as is every check
+ * after it.
  */
 export async function runValidationJobs(
   inputs: Inputs,
   o: ValidateOptions,
   io: JobsIo,
 ): Promise<CheckResult[]> {
-  const identity = { runId: io.runId, invocationId: io.invocationId };
-  const ctx: Ctx = {
-    names: validationNames(io.runId),
-    namespace: o.namespace,
-    labels: validationLabels(identity),
-    placement: o.placement,
-  };
   const image = o.image ?? DEFAULT_IMAGE;
   const perNode = inputs.checks.some((c) => c.name === NVIDIA_SMI_CHECK && !c.skipped);
-  await checkValidatorPermissions(io.client, o.namespace, { signal: io.signal, listNodes: perNode });
-  // check-nvidia-smi's nodes are read before anything is created (a refusal leaves nothing behind).
-  const nodes = perNode ? (await io.client.list<Json<V1Node>>("v1", "Node")).items : [];
-  await using scope = new RunScope({
-    client: io.client,
-    identity,
-    log: io.log,
-    cleanup: o.cleanup,
-    noun: "validation",
-    removeCommand: () =>
-      `aicr runs delete ${identity.runId} -n ${o.namespace} (or: kubectl delete clusterrole ${ctx.names.rbac})`,
-  });
-  const create = scope.createOptions(io.signal);
+  const run = await withRun(
+    {
+      client: io.client,
+      log: io.log,
+      signal: io.signal,
+      runId: io.runId,
+      invocationId: io.invocationId,
+      timeoutMs: o.timeoutMs,
+      startedAt: io.startedAt,
+      cleanup: o.cleanup,
+      noun: "validation",
+      timeout: {
+        what: "the validation did not finish",
+        remedy: "raise --timeout if the checks are just slow; each check's pod status says where it stood",
+      },
+    },
+    {
+      plan: (identity): Ctx => ({
+        names: validationNames(identity.runId),
+        namespace: o.namespace,
+        labels: validationLabels(identity),
+        placement: o.placement,
+      }),
+      gate: async (run) => {
+        await checkValidatorPermissions(io.client, o.namespace, { signal: run.signal, listNodes: perNode });
+        // check-nvidia-smi's nodes are read before anything is created (a refusal leaves nothing behind).
+        return perNode ? (await io.client.list<Json<V1Node>>("v1", "Node")).items : [];
+      },
+      scope: (run, ctx) => ({
+        removeCommand: () =>
+          `aicr runs delete ${run.identity.runId} -n ${o.namespace} (or: kubectl delete clusterrole ${ctx.names.rbac})`,
+      }),
+      execute: (run, ctx, nodes) => runPhases(run, ctx, nodes, inputs, o, { image, now: io.now }),
+    },
+  );
+  return run.value;
+}
+
+async function runPhases(
+  run: OpenRun & { scope: RunScope },
+  ctx: Ctx,
+  nodes: readonly Json<V1Node>[],
+  inputs: Inputs,
+  o: ValidateOptions,
+  io: { image: string; now: () => number },
+): Promise<CheckResult[]> {
+  const { client, log, signal, scope } = run;
   const results: CheckResult[] = [];
-  await ensureNamespace(io.client, { namespace: o.namespace, log: io.log });
-  const anchor = await scope.create(buildValidatorClusterRole(ctx), io.signal);
+  await ensureNamespace(client, { namespace: o.namespace, log, signal });
+  const anchor = await scope.create(buildValidatorClusterRole(ctx), signal);
   const owner: OwnerRef = {
     apiVersion: "rbac.authorization.k8s.io/v1",
     kind: "ClusterRole",
@@ -74,10 +106,21 @@ export async function runValidationJobs(
   await settleAll(
     createAllBindingsLast(
       buildSupportObjects(ctx, owner, { snapshot: inputs.snapshotText, recipe: inputs.recipeText }),
-      (x) => scope.create(x, io.signal),
+      (x) => scope.create(x, signal),
       false,
     ),
   );
+  const one: RunOneIo = {
+    client,
+    create: scope.createOptions(signal),
+    ctx,
+    owner,
+    runId: run.identity.runId,
+    image: io.image,
+    timeoutMs: o.timeoutMs,
+    signal,
+    now: io.now,
+  };
   let stopped: string | undefined;
   for (const phase of PHASES) {
     const checks = inputs.checks.filter((c) => c.phase === phase);
@@ -95,20 +138,10 @@ export async function runValidationJobs(
       );
       continue;
     }
-    io.log.info(`phase ${phase}: running ${checks.length} check(s)`);
+    log.info(`phase ${phase}: running ${checks.length} check(s)`);
+    run.progress.wait(`phase ${phase}: waiting for ${checks.length} check(s)`);
     // Every check settles before a failure propagates: a Job create still in flight when cleanup
     // looks would be left to the garbage collector.
-    const one = {
-      client: io.client,
-      create,
-      ctx,
-      owner,
-      runId: io.runId,
-      image,
-      timeoutMs: o.timeoutMs,
-      signal: io.signal,
-      now: io.now,
-    };
     const settled = await Promise.allSettled(
       checks.map((c) =>
         c.name === NVIDIA_SMI_CHECK
@@ -116,10 +149,11 @@ export async function runValidationJobs(
           : runOneCheck(c, one),
       ),
     );
+    run.progress.idle();
     const rejected = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
     if (rejected) throw rejected.reason;
     const rows = settled.map((x) => (x as PromiseFulfilledResult<CheckResult>).value);
-    for (const r of rows) io.log.info(`${r.suite}/${r.name}: ${r.status}`, { message: r.message });
+    for (const r of rows) log.info(`${r.suite}/${r.name}: ${r.status}`, { message: r.message });
     results.push(...rows);
     if (o.failFast && rows.some((r) => r.status === "failed" || r.status === "other")) stopped = phase;
   }

@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
 import { describePodState, type PodState } from "../../agent/wait.ts";
-import { DeadlineExceeded, startDeadline } from "../../core/deadline.ts";
+import { DeadlineExceeded } from "../../core/deadline.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import type { OwnerRef } from "../../rbac/objects.ts";
 import { type CreateOwnedOptions, createOwned } from "../../run/create-owned.ts";
@@ -53,7 +53,9 @@ export interface RunOneIo {
   owner: OwnerRef;
   runId: string;
   image: string;
+  /** --timeout: the check Job's activeDeadlineSeconds backstop. */
   timeoutMs: number;
+  /** The run's deadline. */
   signal: AbortSignal;
   now: () => number;
 }
@@ -84,22 +86,18 @@ export async function runOneCheck(
     owner: io.owner,
     node,
   });
-  // Each check has --timeout of its own, from its Job's create to its pod's end.
-  using deadline = startDeadline(io.signal, io.timeoutMs, {
-    what: `check ${check.name} did not finish`,
-    remedy: "raise --timeout if the check is just slow; the check's pod status says where it stood",
-  });
+  // The run's deadline (its --timeout) bounds the check: past it, the check is reported as timed out.
   let last: PodState | undefined;
   let outcome: Awaited<ReturnType<typeof waitForCheckPod>>;
   try {
-    const made = await createOwned(job, { ...io.create, signal: deadline.signal });
+    const made = await createOwned(job, { ...io.create, signal: io.signal });
     outcome = await waitForCheckPod(io.client, {
       namespace: io.ctx.namespace,
       runId: io.runId,
       check: check.name,
       jobUid: made.metadata?.uid ?? "",
       image: io.image,
-      signal: deadline.signal,
+      signal: io.signal,
       seen: (pod) => (last = pod),
     });
   } catch (err) {

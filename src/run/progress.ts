@@ -70,8 +70,15 @@ export interface Progress extends Disposable {
   readonly log: Logger;
   /** A step done: its own time and the run's. Ends the current wait. */
   phase(text: string, fields?: Record<string, unknown>): void;
-  /** From now until the next wait, phase or stop: a line every interval saying what the run waits for. */
-  wait(what: string, o?: WaitOptions): void;
+  /**
+   * From now until the next wait, phase or stop: a line every interval saying what the run waits for
+   * (`what` read when the line is due when it is a function, as a fleet's counts are).
+   */
+  wait(what: string | (() => string), o?: WaitOptions): void;
+  /** On a terminal, the current wait's line drawn again now (a fleet's node finished); else nothing. */
+  refresh(): void;
+  /** Milliseconds since the run's progress began. */
+  elapsedMs(): number;
   /** Something was said (an agent log line): a quiet wait's clock starts again. */
   heard(): void;
   /** No wait: the timer is cleared and the status line erased. */
@@ -85,7 +92,7 @@ export function createProgress(o: ProgressOptions): Progress {
   const start = performance.now();
   let stepStart = start;
   const intervalMs = o.intervalMs ?? progressIntervalMs();
-  let current: { what: string; saw?: WaitOptions["saw"]; quiet: boolean } | undefined;
+  let current: { what: string | (() => string); saw?: WaitOptions["saw"]; quiet: boolean } | undefined;
   let lastHeard = start;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let shown = false;
@@ -116,14 +123,15 @@ export function createProgress(o: ProgressOptions): Progress {
     const w = current;
     if (!w) return;
     const leftMs = o.remainingMs();
+    const what = typeof w.what === "function" ? w.what() : w.what;
     if (w.quiet) {
       const quietMs = performance.now() - lastHeard;
       if (quietMs < intervalMs) {
         arm(intervalMs - quietMs);
         return;
       }
-      show(formatQuiet({ what: w.what, quietMs, leftMs }));
-    } else show(formatWaiting({ what: w.what, saw: w.saw?.(), leftMs }));
+      show(formatQuiet({ what, quietMs, leftMs }));
+    } else show(formatWaiting({ what, saw: w.saw?.(), leftMs }));
     arm(intervalMs);
   }
   const stop = () => {
@@ -160,6 +168,10 @@ export function createProgress(o: ProgressOptions): Progress {
     heard() {
       lastHeard = performance.now();
     },
+    refresh() {
+      if (o.status && current && !current.quiet) tick();
+    },
+    elapsedMs: () => performance.now() - start,
     stop,
     idle() {
       stop();

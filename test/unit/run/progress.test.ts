@@ -9,7 +9,7 @@ import {
   formatWaiting,
   PROGRESS_INTERVAL_MS,
   progressIntervalMs,
-} from "../../../src/remote/_progress.ts";
+} from "../../../src/run/progress.ts";
 import { until } from "../../support/until.ts";
 
 const STUCK_MS = 5_000;
