@@ -6,7 +6,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
-import { imageTag } from "../../src/core/version.ts";
+import { releaseTag } from "../../src/core/version.ts";
 import {
   type Arch,
   encodeInfo,
@@ -51,7 +51,7 @@ export async function project(): Promise<Project> {
     revision,
     built: buildDate(),
     repository: process.env.AICR_IMAGE_REPOSITORY || pkg.config?.imageRepository || DEFAULT_REPOSITORY,
-    tag: imageTag(pkg.version), // the tag the binary's default image names
+    tag: releaseTag(pkg.version), // the tag the binary's default image names
     labels: {
       "org.opencontainers.image.title": "aicr",
       "org.opencontainers.image.description": pkg.description ?? "",

@@ -1,5 +1,5 @@
 import { AicrError } from "../core/errors.ts";
-import { IMAGE_REPOSITORY, imageTag, REVISION, VERSION } from "../core/version.ts";
+import { IMAGE_REPOSITORY, REVISION, releaseTag, VERSION } from "../core/version.ts";
 import { saveImage } from "../image/save.ts";
 import { defineAicrCommand } from "./_define.ts";
 
@@ -39,7 +39,7 @@ export default defineAicrCommand({
     });
     process.stdout.write(`${saved.digest}\n`);
     const size = (await Bun.file(saved.path).stat()).size;
-    const ref = `${IMAGE_REPOSITORY}:${imageTag(VERSION)}`;
+    const ref = `${IMAGE_REPOSITORY}:${releaseTag(VERSION)}`;
     ctx.log.info(`wrote ${saved.path}: ${ref} (${saved.platform}), ${mib(size)}, manifest ${saved.digest}`);
   },
 });

@@ -22,7 +22,7 @@ export const IMAGE_REPOSITORY: string =
 const isDev = (v: string): boolean => v.endsWith("-dev");
 
 /** The image tag of a version: `v<version>`, or `latest` for a build from source. */
-export const imageTag = (version: string): string => (isDev(version) ? "latest" : `v${version}`);
+export const releaseTag = (version: string): string => (isDev(version) ? "latest" : `v${version}`);
 
 /** The agent (and validator) image this binary deploys unless --image or AICR_IMAGE says otherwise. */
-export const DEFAULT_IMAGE = `${IMAGE_REPOSITORY}:${imageTag(VERSION)}`;
+export const DEFAULT_IMAGE = `${IMAGE_REPOSITORY}:${releaseTag(VERSION)}`;

@@ -1,6 +1,6 @@
 import { parseVersion, sameVersion } from "../core/versions.ts";
+import { readingsByPath } from "../snapshot/readings.ts";
 import type { Reading, Snapshot } from "../snapshot/schema.ts";
-import { readingsByPath } from "./paths.ts";
 
 export type ChangeKind = "added" | "removed" | "changed";
 
@@ -55,7 +55,8 @@ export function diffSnapshots(
   return changes.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
 }
 
-export function summarize(changes: readonly Change[]): DiffSummary {
+/** How many readings were added, removed and changed: the report's summary line. */
+export function countChanges(changes: readonly Change[]): DiffSummary {
   const count = (kind: ChangeKind) => changes.filter((c) => c.kind === kind).length;
   return {
     added: count("added"),

@@ -1,5 +1,5 @@
+import { typeOfPath } from "../snapshot/readings.ts";
 import type { FleetDrift, FleetResult, FleetSummary, ValueGroup } from "./fleet.ts";
-import { typeOfPath } from "./paths.ts";
 import { showValue } from "./report.ts";
 
 /** The -o json|yaml document of `aicr diff --fleet` (every group lists all its nodes). */

@@ -1,7 +1,7 @@
 import { parseVersion } from "../core/versions.ts";
+import { readingsByPath } from "../snapshot/readings.ts";
 import type { Reading, Snapshot } from "../snapshot/schema.ts";
 import { isNodeSpecificByValue, isNodeSpecificPath } from "./node-specific.ts";
-import { readingsByPath } from "./paths.ts";
 
 /**
  * Fleet drift (pure): for every reading path whose value is not the same on all nodes, the groups of

@@ -1,6 +1,6 @@
+import { typeOfPath } from "../snapshot/readings.ts";
 import type { Reading } from "../snapshot/schema.ts";
-import { type Change, type DiffSummary, summarize } from "./compare.ts";
-import { typeOfPath } from "./paths.ts";
+import { type Change, countChanges, type DiffSummary } from "./compare.ts";
 
 /** The -o json|yaml document: for tools. */
 export interface DiffDocument {
@@ -11,7 +11,7 @@ export interface DiffDocument {
 }
 
 export function diffDocument(baselineSource: string, targetSource: string, changes: Change[]): DiffDocument {
-  return { baselineSource, targetSource, changes, summary: summarize(changes) };
+  return { baselineSource, targetSource, changes, summary: countChanges(changes) };
 }
 
 const MARK = { added: "+", removed: "-", changed: "~" } as const;

@@ -10,7 +10,7 @@ import {
   LEGACY_VALIDATOR_SA,
   VALIDATOR_CLUSTER_ROLE,
 } from "./_names.ts";
-import { grantsBeyond, LEGACY_CLUSTER_GRANTS, LEGACY_ROLE_GRANTS, summarize } from "./_rule-subset.ts";
+import { grantsBeyond, LEGACY_CLUSTER_GRANTS, LEGACY_ROLE_GRANTS, shortList } from "./_rule-subset.ts";
 import type { ObservedObject, Scope, Subject } from "./types.ts";
 
 export interface GuardOptions {
@@ -37,11 +37,11 @@ function runLabelGuard(o: ObservedObject): string | undefined {
 function rulesGuard(o: ObservedObject, allowed: typeof LEGACY_ROLE_GRANTS): string | undefined {
   if (o.aggregated) return "is an aggregated ClusterRole, which aicr never made: not aicr's";
   if (o.unusualRules && o.unusualRules.length > 0) {
-    return `has rules with ${summarize(o.unusualRules)}, which aicr never wrote: not aicr's`;
+    return `has rules with ${shortList(o.unusualRules)}, which aicr never wrote: not aicr's`;
   }
   const extra = grantsBeyond(o.rules ?? [], allowed);
   if (extra.length === 0) return undefined;
-  return `grants ${summarize(extra)}, beyond anything aicr granted: a same-named role made by someone else`;
+  return `grants ${shortList(extra)}, beyond anything aicr granted: a same-named role made by someone else`;
 }
 
 function roleRefGuard(o: ObservedObject, want: { kind: string; name: string }): string | undefined {
@@ -58,14 +58,14 @@ function subjectsGuard(o: ObservedObject, accountName?: string): string | undefi
   );
   if (odd.length === 0) return undefined;
   const wanted = accountName ? `ServiceAccount ${JSON.stringify(accountName)}` : "ServiceAccounts";
-  return `binds ${summarize(odd.map(subjectText))}, and aicr bound only ${wanted}: not aicr's`;
+  return `binds ${shortList(odd.map(subjectText))}, and aicr bound only ${wanted}: not aicr's`;
 }
 
 function validatorScopeGuard(o: ObservedObject, scope: Scope): string | undefined {
   const outside = (o.subjects ?? []).filter((s) => !inScope(scope, s.namespace));
   if (outside.length === 0) return undefined;
   const namespaces = [...new Set(outside.map((s) => s.namespace ?? "?"))];
-  return `binds ${summarize(outside.map(subjectText))} in namespace(s) not in scope (${namespaces.join(", ")}); add -n for them or use --all-namespaces`;
+  return `binds ${shortList(outside.map(subjectText))} in namespace(s) not in scope (${namespaces.join(", ")}); add -n for them or use --all-namespaces`;
 }
 
 export function jobActivity(o: ObservedObject): string | undefined {

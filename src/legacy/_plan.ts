@@ -4,7 +4,7 @@
  */
 import { type GuardOptions, jobActivity, ownGuard, subjectText } from "./_guards.ts";
 import { DELETE_ORDER } from "./_names.ts";
-import { summarize } from "./_rule-subset.ts";
+import { shortList } from "./_rule-subset.ts";
 import type { Observation, ObservedObject, Plan, PlanEntry } from "./types.ts";
 
 export type PlanOptions = Omit<GuardOptions, "scope">;
@@ -56,7 +56,7 @@ function usageGuard(o: ObservedObject, use: Usage): string | undefined {
 }
 
 function deleteReason(o: ObservedObject): string {
-  const subjects = summarize((o.subjects ?? []).map(subjectText)) || "no subjects";
+  const subjects = shortList((o.subjects ?? []).map(subjectText)) || "no subjects";
   switch (o.kind) {
     case "Job": {
       const activity = jobActivity(o);

@@ -69,7 +69,7 @@ export function grantsBeyond(rules: readonly PolicyRule[], allowed: readonly Pol
 }
 
 /** A short list for a reason line: the first few, then how many more. */
-export function summarize(items: readonly string[], max = 3): string {
+export function shortList(items: readonly string[], max = 3): string {
   const shown = items.slice(0, max).join(", ");
   return items.length > max ? `${shown} and ${items.length - max} more` : shown;
 }

@@ -33,10 +33,11 @@ export interface ObservedObject {
   roleRef?: RoleRef | undefined;
   subjects?: Subject[] | undefined;
   /** Job. */
-  job?: JobState | undefined;
+  job?: ObservedJob | undefined;
 }
 
-export interface JobState {
+/** What the guards read from a legacy Job: its ServiceAccount, its live pods, whether it finished. */
+export interface ObservedJob {
   serviceAccountName: string;
   activePods: number;
   /** A Complete or Failed condition is True. */

@@ -2,7 +2,7 @@
 import { LABEL } from "../core/labels.ts";
 import { RUN_ID_PATTERN } from "../run/run-id.ts";
 import { anchorNames, RUN_KINDS } from "./_kinds.ts";
-import type { JobState, RunObject, RunView } from "./types.ts";
+import type { RunJobState, RunObject, RunView } from "./types.ts";
 
 /** An object as a list returns it: only the fields this module reads. */
 export interface Listed {
@@ -37,14 +37,14 @@ const trueCondition = (o: Listed, ...types: string[]): boolean =>
   (o.status?.conditions ?? []).some((c) => c.status === "True" && types.includes(c.type ?? ""));
 
 /** One Job: failed or complete by its conditions, else still active. */
-export function jobStateOf(job: Listed): Exclude<JobState, "none"> {
+export function jobStateOf(job: Listed): Exclude<RunJobState, "none"> {
   if (trueCondition(job, "Failed", "FailureTarget")) return "failed";
   if (trueCondition(job, "Complete", "SuccessCriteriaMet")) return "complete";
   return "active";
 }
 
 /** A run's Jobs together: any active → active; else any failed → failed; else complete; none → none. */
-export function combinedJobState(jobs: Listed[]): JobState {
+export function combinedJobState(jobs: Listed[]): RunJobState {
   const states = jobs.map(jobStateOf);
   if (states.length === 0) return "none";
   if (states.includes("active")) return "active";
@@ -89,7 +89,7 @@ const byKindThenName = (a: RunObject, b: RunObject): number =>
   a.name.localeCompare(b.name);
 
 /** One run from its objects (all carry its run-ID label). */
-export function summarize(runId: string, objects: Listed[]): RunView {
+export function runViewOf(runId: string, objects: Listed[]): RunView {
   const anchors = new Set(anchorNames(runId));
   const created =
     runIdTime(runId) ??
@@ -119,7 +119,7 @@ export function groupRuns(objects: Listed[]): RunView[] {
     if (!id) continue;
     groups.set(id, [...(groups.get(id) ?? []), o]);
   }
-  return [...groups].map(([id, list]) => summarize(id, list)).sort((a, b) => a.runId.localeCompare(b.runId));
+  return [...groups].map(([id, list]) => runViewOf(id, list)).sort((a, b) => a.runId.localeCompare(b.runId));
 }
 
 /** `3d4h`, `2h5m`, `4m10s`, `12s`: the largest two units. */

@@ -9,7 +9,7 @@ import { isConflict, isNotFound } from "../kube/errors.ts";
 import { generateRunId, RUN_ID_PATTERN } from "../run/run-id.ts";
 import { readRunObjects } from "./_observe.ts";
 import { type PlanRow, planRun, type RunPlan } from "./_plan.ts";
-import { summarize } from "./_summary.ts";
+import { runViewOf } from "./_summary.ts";
 import { objectText } from "./list.ts";
 import type { RunsScope, RunView } from "./types.ts";
 
@@ -52,9 +52,9 @@ export interface DeleteRunsResult {
 
 /** One run, read in scope; when its objects say it lives in another namespace, read there too. */
 async function observe(client: KubeClient, scope: RunsScope, runId: string): Promise<RunView> {
-  const run = summarize(runId, await readRunObjects(client, scope, runId));
+  const run = runViewOf(runId, await readRunObjects(client, scope, runId));
   if (scope.allNamespaces || run.namespace === undefined || run.namespace === scope.namespace) return run;
-  return summarize(
+  return runViewOf(
     runId,
     await readRunObjects(client, { allNamespaces: false, namespace: run.namespace }, runId),
   );

@@ -3,7 +3,8 @@
 /** Where to look: one namespace, or every namespace (`-A`); cluster-scoped objects are always read. */
 export type RunsScope = { allNamespaces: true } | { allNamespaces: false; namespace: string };
 
-export type JobState = "active" | "complete" | "failed" | "none";
+/** A run's Jobs taken together (runs/_summary.ts combinedJobState); "none" when it has no Job. */
+export type RunJobState = "active" | "complete" | "failed" | "none";
 
 export interface RunObject {
   apiVersion: string;
@@ -24,7 +25,7 @@ export interface RunView {
   command: "snapshot" | "validate" | "unknown";
   /** The namespace its namespaced objects (or its ClusterRoleBinding's subjects) are in. */
   namespace?: string | undefined;
-  job: JobState;
+  job: RunJobState;
   /** A pod of the run is pending or running. */
   podLive: boolean;
   /** The anchor ClusterRole(s): aicr-node-reader-<runId>, aicr-validator-<runId>. */

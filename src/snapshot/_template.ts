@@ -1,11 +1,12 @@
 import { AicrError } from "../core/errors.ts";
+import { lookupReading } from "./readings.ts";
 import type { Snapshot } from "./schema.ts";
 
 /**
  * `--template`: a small subset of Go's text/template over the snapshot (pure; no I/O, no code).
  *
  *   {{ .metadata.timestamp }}            a field of the dot (keys may contain '-': .metadata.source-node)
- *   {{ reading "GPU.smi.gpu-count" }}    one reading by <Type>.<subtype>.<key>; empty when absent
+ *   {{ reading "GPU.smi.gpu-count" }}    one reading by its path (readings.ts); empty when absent
  *   {{ range .measurements }}…{{ else }}…{{ end }}   lists in order, maps in key order; the dot is each element
  *   {{ range $k, $v := .data }}…{{ end }}            the key (or index) and the value as variables
  *   {{ if COND }}…{{ else if COND }}…{{ else }}…{{ end }}
@@ -383,17 +384,6 @@ function show(x: unknown): string {
   if (typeof x === "string") return x;
   if (typeof x === "number" || typeof x === "boolean") return String(x);
   return JSON.stringify(x);
-}
-
-/** `<Type>.<subtype>.<key>`: the key may itself contain dots. */
-export function lookupReading(doc: Snapshot, path: string): string | number | boolean | undefined {
-  const first = path.indexOf(".");
-  const second = path.indexOf(".", first + 1);
-  if (first <= 0 || second <= first + 1) return undefined;
-  const m = doc.measurements.find((x) => x.type === path.slice(0, first));
-  const s = m?.subtypes.find((x) => x.subtype === path.slice(first + 1, second));
-  const key = path.slice(second + 1);
-  return s && Object.hasOwn(s.data, key) ? s.data[key] : undefined;
 }
 
 class Renderer {

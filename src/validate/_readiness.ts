@@ -1,7 +1,7 @@
 import { AicrError } from "../core/errors.ts";
+import { nearestPath, readingPaths, readingText } from "../snapshot/readings.ts";
 import type { Snapshot } from "../snapshot/schema.ts";
 import { describeExpression, evaluate, parseExpression } from "./_expression.ts";
-import { knownPaths, lookupReading, nearestPath } from "./_readings.ts";
 import type { Constraint } from "./recipe.ts";
 
 export type ReadinessStatus = "passed" | "failed" | "missing";
@@ -24,9 +24,9 @@ export function evaluateReadiness(
 ): ConstraintResult[] {
   let paths: string[] | undefined;
   return constraints.map((c) => {
-    const actual = lookupReading(snapshot, c.name);
+    const actual = readingText(snapshot, c.name);
     if (actual === undefined) {
-      paths ??= knownPaths(snapshot);
+      paths ??= readingPaths(snapshot);
       return { name: c.name, expected: c.value, status: "missing", suggestion: nearestPath(c.name, paths) };
     }
     const ok = evaluate(actual, parseExpression(c.value)).holds;

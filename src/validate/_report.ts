@@ -35,7 +35,10 @@ export function statusOfExitCode(code: number | undefined): CheckStatus {
   return "other";
 }
 
-export function summarize(results: readonly CheckResult[]): Record<CheckStatus, number> & { tests: number } {
+/** How many results have each check status, and how many there are: every report's summary. */
+export function countByStatus(
+  results: readonly CheckResult[],
+): Record<CheckStatus, number> & { tests: number } {
   const count = (s: CheckStatus) => results.filter((r) => r.status === s).length;
   return {
     tests: results.length,
@@ -47,7 +50,7 @@ export function summarize(results: readonly CheckResult[]): Record<CheckStatus, 
 }
 
 export function buildCtrf(input: ReportInput): Record<string, unknown> {
-  const s = summarize(input.results);
+  const s = countByStatus(input.results);
   return {
     reportFormat: "CTRF",
     specVersion: "0.0.0",
@@ -98,10 +101,10 @@ function testcase(r: CheckResult): string {
 
 export function buildJunit(input: ReportInput): string {
   const suites = [...new Set(input.results.map((r) => r.suite))];
-  const all = summarize(input.results);
+  const all = countByStatus(input.results);
   const body = suites.map((suite) => {
     const rs = input.results.filter((r) => r.suite === suite);
-    const s = summarize(rs);
+    const s = countByStatus(rs);
     const time = rs.reduce((t, r) => t + r.durationMs, 0);
     return [
       `  <testsuite name="${xmlEscape(suite)}" tests="${s.tests}" failures="${s.failed}" errors="${s.other}" skipped="${s.skipped}" time="${seconds(time)}">`,
@@ -137,7 +140,7 @@ export function buildTable(results: readonly CheckResult[]): string {
       .join("  ")
       .trimEnd(),
   );
-  const s = summarize(results);
+  const s = countByStatus(results);
   lines.push(
     "",
     `${s.tests} checks: ${s.passed} passed, ${s.failed} failed, ${s.skipped} skipped, ${s.other} other`,

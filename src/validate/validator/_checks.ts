@@ -1,9 +1,9 @@
 /** The built-in validators' verdicts, computed from what they read. Pure: the I/O is in run.ts. */
 
 import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../kube/types.ts";
+import { readingText } from "../../snapshot/readings.ts";
 import type { Snapshot } from "../../snapshot/schema.ts";
 import { describeExpression, evaluate, parseExpression } from "../_expression.ts";
-import { lookupReading } from "../_readings.ts";
 
 export type VerdictStatus = "passed" | "failed" | "skipped";
 
@@ -57,8 +57,7 @@ export const isGpuNode = (n: Node): boolean =>
 
 /** The GPU count the snapshot's node reported (hardware enumeration first, then nvidia-smi). */
 export function snapshotGpuCount(snapshot: Snapshot): number | undefined {
-  const text =
-    lookupReading(snapshot, "GPU.hardware.gpu-count") ?? lookupReading(snapshot, "GPU.smi.gpu-count");
+  const text = readingText(snapshot, "GPU.hardware.gpu-count") ?? readingText(snapshot, "GPU.smi.gpu-count");
   return text === undefined ? undefined : Number(text);
 }
 
@@ -101,7 +100,7 @@ export function expectedResources(nodes: readonly Node[], snapshot: Snapshot): V
 }
 
 /** The tag of an image reference (`nvcr.io/nvidia/gpu-operator:v25.10.1` → `v25.10.1`). */
-export function imageTag(image: string): string | undefined {
+export function imageReferenceTag(image: string): string | undefined {
   const last = image.split("@")[0]?.split("/").pop() ?? "";
   const at = last.lastIndexOf(":");
   return at < 0 ? undefined : last.slice(at + 1);
@@ -116,7 +115,7 @@ export function gpuOperatorVersion(constraint: string | undefined, pods: readonl
     return { status: "skipped", message: `the recipe sets no ${VERSION_CONSTRAINT} constraint`, details: [] };
   const operator = pods.find(isOperatorPod);
   const image = operator?.spec?.containers?.[0]?.image;
-  const tag = image ? imageTag(image) : undefined;
+  const tag = image ? imageReferenceTag(image) : undefined;
   const details = operator
     ? [`pod ${GPU_OPERATOR_NAMESPACE}/${operator.metadata?.name}: image ${image}`]
     : [];

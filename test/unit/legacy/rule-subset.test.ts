@@ -3,7 +3,7 @@ import {
   grantsBeyond,
   LEGACY_CLUSTER_GRANTS,
   ORIGINAL_DISCOVER_NETWORK_RULES,
-  summarize,
+  shortList,
 } from "../../../src/legacy/_rule-subset.ts";
 import { CLUSTER_BASELINE_RULES, DISCOVER_NETWORK_RULES } from "../../../src/rbac/rules.ts";
 
@@ -52,8 +52,8 @@ describe("grantsBeyond", () => {
     ]);
   });
 
-  test("summarize shows the first few and counts the rest", () => {
-    expect(summarize(["a", "b"])).toBe("a, b");
-    expect(summarize(["a", "b", "c", "d", "e"])).toBe("a, b, c and 2 more");
+  test("shortList shows the first few and counts the rest", () => {
+    expect(shortList(["a", "b"])).toBe("a, b");
+    expect(shortList(["a", "b", "c", "d", "e"])).toBe("a, b, c and 2 more");
   });
 });

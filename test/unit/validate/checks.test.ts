@@ -5,7 +5,7 @@ import { parseSnapshot } from "../../../src/snapshot/schema.ts";
 import {
   expectedResources,
   gpuOperatorVersion,
-  imageTag,
+  imageReferenceTag,
   operatorHealth,
 } from "../../../src/validate/validator/_checks.ts";
 
@@ -98,9 +98,9 @@ describe("gpu-operator-version", () => {
     ).toContain("carries no version tag");
   });
 
-  test("imageTag: registry ports and digests are not tags", () => {
-    expect(imageTag("registry:5000/nvidia/gpu-operator:v1.2")).toBe("v1.2");
-    expect(imageTag("registry:5000/nvidia/gpu-operator")).toBeUndefined();
-    expect(imageTag("gpu-operator:v1@sha256:abc")).toBe("v1");
+  test("imageReferenceTag: registry ports and digests are not tags", () => {
+    expect(imageReferenceTag("registry:5000/nvidia/gpu-operator:v1.2")).toBe("v1.2");
+    expect(imageReferenceTag("registry:5000/nvidia/gpu-operator")).toBeUndefined();
+    expect(imageReferenceTag("gpu-operator:v1@sha256:abc")).toBe("v1");
   });
 });

@@ -3,38 +3,11 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSnapshot } from "../../../src/snapshot/schema.ts";
 import { evaluateReadiness, readinessError } from "../../../src/validate/_readiness.ts";
-import { knownPaths, lookupReading, nearestPath, splitPath } from "../../../src/validate/_readings.ts";
 
 const snapshot = parseSnapshot(
   readFileSync(join(import.meta.dir, "../../validate/fixtures/snapshot-h100.yaml"), "utf8"),
   "fixture",
 );
-
-describe("readings", () => {
-  test("a name splits on its first two dots only", () => {
-    expect(splitPath("OS.sysctl./proc/sys/kernel/osrelease")).toEqual({
-      type: "OS",
-      subtype: "sysctl",
-      key: "/proc/sys/kernel/osrelease",
-    });
-    expect(splitPath("K8s.helm.gpu-operator.version")?.key).toBe("gpu-operator.version");
-    expect(splitPath("K8s.server")).toBeUndefined();
-  });
-
-  test("lookup renders the reading as text; absent → undefined", () => {
-    expect(lookupReading(snapshot, "GPU.hardware.gpu-count")).toBe("8");
-    expect(lookupReading(snapshot, "GPU.hardware.gpu-present")).toBe("true");
-    expect(lookupReading(snapshot, "OS.release.NAME")).toBeUndefined();
-    expect(lookupReading(snapshot, "SystemD.x.y")).toBeUndefined();
-  });
-
-  test("a typo gets the nearest known path; nonsense gets none", () => {
-    const paths = knownPaths(snapshot);
-    expect(nearestPath("K8s.server.versoin", paths)).toBe("K8s.server.version");
-    expect(nearestPath("os.release.id", paths)).toBe("OS.release.ID");
-    expect(nearestPath("NodeTopology.summary.node-count", paths)).toBeUndefined();
-  });
-});
 
 describe("evaluateReadiness", () => {
   const constraints = [
