@@ -91,64 +91,87 @@ export interface DeployOptions {
   mayBind?: boolean | undefined;
 }
 
+/** The run's shared objects: its ServiceAccount (made by the run, or the user's) and the RBAC anchor. */
+export interface RunShared {
+  serviceAccountName: string;
+  owner: OwnerRef | undefined;
+  /** A resourceVersion answered before the first Job's create: the run's watches start there. */
+  watchFrom: string | undefined;
+}
+
 /**
- * One run of the agent: deploy → pod → logs → completion → result. Its objects are journalled in the
- * run's scope (run/scope.ts), which cleans them up. It owns and selects only its own objects.
+ * What a node's run and a fleet's run deploy alike: the plan (names checked before any request), the
+ * journalled create, and the run's shared objects — the RuntimeClass checked, the namespace ensured,
+ * then the run's RBAC (anchor first, the rest owned by it) or an existing ServiceAccount as it is.
  */
-export class AgentRun {
+export class RunDeployer {
   readonly plan: AgentRunPlan;
 
   constructor(
-    private readonly client: KubeClient,
-    private readonly config: AgentRunConfig,
-    private readonly scope: RunScope,
-    private readonly ctx: { log: Logger; signal: AbortSignal },
+    protected readonly client: KubeClient,
+    protected readonly config: AgentRunConfig,
+    protected readonly scope: RunScope,
+    protected readonly ctx: { log: Logger; signal: AbortSignal },
   ) {
     this.plan = planAgentRun(config);
   }
 
-  /** Creates the run's objects; the scope cleans up on failure too. */
-  async deploy(options: DeployOptions = {}): Promise<Deployment> {
+  protected create(o: KubernetesObject): Promise<KubeObject> {
+    return this.scope.create(o, this.ctx.signal);
+  }
+
+  /** The run's shared objects; `mode` read-only-probed first when the gate did not resolve it. */
+  async deployShared(o: DeployOptions = {}): Promise<RunShared & { mode: ServiceAccountMode }> {
     const { client, config } = this;
-    const { names, labels } = this.plan;
-    const create = (o: KubernetesObject) => this.scope.create(o, this.ctx.signal);
     if (config.runtimeClassName) await checkRuntimeClass(client, config.runtimeClassName);
     // The mode is a read-only probe; it comes before the first write so a refusal writes nothing.
     const mode =
-      options.mode ??
+      o.mode ??
       (await resolveServiceAccountMode(client, {
         namespace: config.namespace,
         name: config.serviceAccountName,
       }));
     const namespace = ensureNamespace(client, {
       namespace: config.namespace,
-      known: options.namespace,
+      known: o.namespace,
       log: this.ctx.log,
       signal: this.ctx.signal,
     });
-    const meta = { names, namespace: config.namespace, labels };
-    let owner: OwnerRef | undefined;
-    let serviceAccountName: string;
-    let watchFrom: string | undefined;
-    if (mode.kind === "prefix") {
-      // The ClusterRole is the run's anchor: deleting it (cleanup, an operator, after a SIGKILL) collects the rest.
-      const rbac = await createRunRbac(create, meta, {
-        discoverNetwork: Boolean(config.discoverNetwork),
-        mayBind: Boolean(options.mayBind),
-        namespaceReady: namespace,
-      });
-      owner = rbac.owner;
-      serviceAccountName = rbac.serviceAccountName;
-      // Answered before the Job's create is sent: a resourceVersion that precedes the Job.
-      watchFrom = rbac.watchFrom;
-    } else {
+    if (mode.kind !== "prefix") {
       this.ctx.log.info(
         `using the existing ServiceAccount ${config.namespace}/${mode.name}: aicr creates and deletes no RBAC for this run`,
         { hint: "grant it the agent's rules once with: aicr render-rbac <name> -n <namespace>" },
       );
-      serviceAccountName = mode.name;
       await namespace;
+      return { mode, serviceAccountName: mode.name, owner: undefined, watchFrom: undefined };
     }
+    // The ClusterRole is the run's anchor: deleting it (cleanup, an operator, after a SIGKILL) collects the rest.
+    const { names, labels } = this.plan;
+    const rbac = await createRunRbac(
+      (obj) => this.create(obj),
+      { names, namespace: config.namespace, labels },
+      {
+        discoverNetwork: Boolean(config.discoverNetwork),
+        mayBind: Boolean(o.mayBind),
+        namespaceReady: namespace,
+      },
+    );
+    // watchFrom was answered before the Job's create is sent: a resourceVersion that precedes the Job.
+    return { ...rbac, mode };
+  }
+}
+
+/**
+ * One run of the agent: deploy → pod → logs → completion → result. Its objects are journalled in the
+ * run's scope (run/scope.ts), which cleans them up. It owns and selects only its own objects.
+ */
+export class AgentRun extends RunDeployer {
+  /** Creates the run's objects; the scope cleans up on failure too. */
+  async deploy(options: DeployOptions = {}): Promise<Deployment> {
+    const { config } = this;
+    const { names, labels } = this.plan;
+    const { mode, serviceAccountName, owner, watchFrom: early } = await this.deployShared(options);
+    let watchFrom = early;
     const job = buildAgentJob({
       ...config,
       names,
@@ -161,11 +184,10 @@ export class AgentRun {
     });
     const created = Promise.withResolvers<DeployedJob>();
     created.promise.catch(() => {});
-    const early = watchFrom !== undefined;
-    if (early) options.onWatchable?.({ watchFrom, job: created.promise });
+    if (early !== undefined) options.onWatchable?.({ watchFrom: early, job: created.promise });
     let deployed: DeployedJob;
     try {
-      const made = await create(job);
+      const made = await this.create(job);
       // Only a create's own answer dates the Job's birth; an adopted Job was read later, after its pods.
       const adopted = this.scope.created.find("Job")?.adopted;
       deployed = {
@@ -179,7 +201,7 @@ export class AgentRun {
     }
     watchFrom ??= deployed.resourceVersion;
     this.ctx.log.info(`deployed Job ${config.namespace}/${names.job}`, { uid: deployed.uid });
-    if (!early) options.onWatchable?.({ watchFrom, job: created.promise });
+    if (early === undefined) options.onWatchable?.({ watchFrom, job: created.promise });
     return { ...deployed, mode, watchFrom };
   }
 

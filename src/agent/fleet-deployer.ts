@@ -1,28 +1,16 @@
 import { AicrError } from "../core/errors.ts";
-import type { Logger } from "../core/log.ts";
-import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
+import type { KubeObject } from "../kube/client.ts";
 import { isNotFound } from "../kube/errors.ts";
-import type { OwnerRef } from "../rbac/objects.ts";
 import { ownerUids } from "../run/created-set.ts";
 import { fleetNodeNames } from "../run/names.ts";
-import { ensureNamespace } from "../run/namespace.ts";
-import type { RunScope } from "../run/scope.ts";
-import { createRunRbac } from "./_run-rbac.ts";
-import { checkRuntimeClass } from "./_runtime-class.ts";
-import { type AgentRunConfig, type AgentRunPlan, planAgentRun } from "./deployer.ts";
+import { type AgentRunConfig, type AgentRunPlan, RunDeployer, type RunShared } from "./deployer.ts";
 import { buildAgentJob } from "./job-spec.ts";
 import { SNAPSHOT_KEY } from "./result.ts";
-import type { ServiceAccountMode } from "./service-account-mode.ts";
 
 export const HOSTNAME_LABEL = "kubernetes.io/hostname";
 
 /** The run's shared objects, created once for every node's Job. */
-export interface FleetShared {
-  serviceAccountName: string;
-  owner: OwnerRef | undefined;
-  /** A resourceVersion answered before the first Job's create: the run-wide watches start there. */
-  watchFrom: string | undefined;
-}
+export type FleetShared = RunShared;
 
 export interface NodeJob {
   node: string;
@@ -81,51 +69,7 @@ export function buildNodeJob(
  * A fleet run's deployer: the run's RBAC once (the anchor ClusterRole first, everything else owned by
  * it), or an existing ServiceAccount; then one Job per node, each journalled in the run scope.
  */
-export class FleetRun {
-  readonly plan: AgentRunPlan;
-
-  constructor(
-    private readonly client: KubeClient,
-    private readonly config: AgentRunConfig,
-    private readonly scope: RunScope,
-    private readonly ctx: { log: Logger; signal: AbortSignal },
-  ) {
-    this.plan = planAgentRun(config);
-  }
-
-  private create(o: KubernetesObject): Promise<KubeObject> {
-    return this.scope.create(o, this.ctx.signal);
-  }
-
-  async deployShared(o: {
-    mode: ServiceAccountMode;
-    mayBind: boolean;
-    namespace?: KubeObject | undefined;
-  }): Promise<FleetShared> {
-    const { client, config } = this;
-    const { names, labels } = this.plan;
-    if (config.runtimeClassName) await checkRuntimeClass(client, config.runtimeClassName);
-    const namespace = ensureNamespace(client, {
-      namespace: config.namespace,
-      known: o.namespace,
-      log: this.ctx.log,
-      signal: this.ctx.signal,
-    });
-    if (o.mode.kind !== "prefix") {
-      await namespace;
-      this.ctx.log.info(
-        `using the existing ServiceAccount ${config.namespace}/${o.mode.name}: aicr creates and deletes no RBAC for this run`,
-      );
-      return { serviceAccountName: o.mode.name, owner: undefined, watchFrom: undefined };
-    }
-    const meta = { names, namespace: config.namespace, labels };
-    return createRunRbac((obj) => this.create(obj), meta, {
-      discoverNetwork: Boolean(config.discoverNetwork),
-      mayBind: o.mayBind,
-      namespaceReady: namespace,
-    });
-  }
-
+export class FleetRun extends RunDeployer {
   /** One node's Job, created under the run (journalled before the request, UID after). */
   async createNodeJob(shared: FleetShared, node: string, index: number): Promise<NodeJob> {
     const built = buildNodeJob(this.config, this.plan, shared, node, index);
