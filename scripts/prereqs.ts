@@ -6,6 +6,7 @@
  *
  *   bun scripts/prereqs.ts           check, install what is missing (root + apt), exit 1 if still missing
  *   bun scripts/prereqs.ts --check   check only
+ *   bun scripts/prereqs.ts --list    the packages, what proves each and what needs it, as JSON
  *
  * Go is the one toolchain apt cannot give at the version needed (the test control plane and node are
  * built from Kubernetes' modules with Go ≥ 1.26): it is checked and named, never installed.
@@ -74,6 +75,10 @@ function aptInstall(pkgs: string[]): boolean {
 }
 
 function main(): number {
+  if (process.argv.includes("--list")) {
+    process.stdout.write(`${JSON.stringify(HOST_PACKAGES)}\n`);
+    return 0;
+  }
   const checkOnly = process.argv.includes("--check");
   let missing = missingPackages();
   if (missing.length > 0 && !checkOnly && canInstall() && aptInstall(missing)) missing = missingPackages();

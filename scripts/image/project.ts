@@ -152,3 +152,28 @@ export async function sourcesMtime(): Promise<number> {
   );
   return Math.max(...times);
 }
+
+/**
+ * As a program (the image tests read the build's facts so, rather than importing this module):
+ * `bun scripts/image/project.ts` prints the project and sourcesMtime as JSON;
+ * `bun scripts/image/project.ts carried <arch>...` writes each architecture's carried files (as the
+ * build does) and prints, per architecture, its image info, the runtime layer's blob file and the files.
+ */
+async function main(args: string[]): Promise<number> {
+  const p = await project();
+  if (args.length === 0) {
+    process.stdout.write(`${JSON.stringify({ ...p, sourcesMtime: await sourcesMtime() })}\n`);
+    return 0;
+  }
+  const arches = args.slice(1);
+  if (args[0] !== "carried" || arches.some((a) => a !== "amd64" && a !== "arm64")) {
+    process.stderr.write("usage: bun scripts/image/project.ts [carried <amd64|arm64>...]\n");
+    return 2;
+  }
+  const all = await Promise.all(arches.map((arch) => carried(p, arch as Arch)));
+  const out = all.map((c) => ({ arch: c.arch, info: c.info, runtimeLayer: c.files[0], files: c.files }));
+  process.stdout.write(`${JSON.stringify(out)}\n`);
+  return 0;
+}
+
+if (import.meta.main) process.exit(await main(process.argv.slice(2)));

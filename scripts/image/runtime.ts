@@ -120,3 +120,39 @@ export function checkBinaryNeeds(binary: Uint8Array, arch: Arch, name: string): 
         `DT_NEEDED ${got.join(", ")} (want ${want.join(", ")}); update DECLARED_LIBS in scripts/image/runtime.ts`,
     );
 }
+
+const USAGE = `usage: bun scripts/image/runtime.ts closure <amd64|arm64> <package.tar>
+       bun scripts/image/runtime.ts check <amd64|arm64> <binary> [name]`;
+
+/**
+ * As a program (the tests run it so): `closure` prints, as JSON, the entries runtimeEntries takes from
+ * a package's files (a plain tar of them, as dpkg-deb --fsys-tarfile gives; file data left out);
+ * `check` is checkBinaryNeeds on one binary. A refusal is one line on stderr and exit 1.
+ */
+async function main(args: string[]): Promise<number> {
+  const [command, arch, file, name] = args;
+  if (!(arch === "amd64" || arch === "arm64") || !file || (command !== "closure" && command !== "check")) {
+    process.stderr.write(`${USAGE}\n`);
+    return 2;
+  }
+  const bytes = new Uint8Array(await readFile(file));
+  try {
+    if (command === "check") checkBinaryNeeds(bytes, arch, name ?? file);
+    else {
+      const members = readTar(bytes).map((m) => ({
+        ...m,
+        path: m.path.replace(/^\.\//, "").replace(/\/$/, ""),
+      }));
+      const entries = runtimeEntries(members, arch).map((e) =>
+        e.type === "file" ? { ...e, data: undefined } : e,
+      );
+      process.stdout.write(`${JSON.stringify(entries)}\n`);
+    }
+    return 0;
+  } catch (e) {
+    process.stderr.write(`${e instanceof Error ? e.message : String(e)}\n`);
+    return 1;
+  }
+}
+
+if (import.meta.main) process.exit(await main(process.argv.slice(2)));

@@ -7,12 +7,12 @@ import { createHash } from "node:crypto";
 import { existsSync, statSync } from "node:fs";
 import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
-import { DIST, project, ROOT, sourcesMtime } from "../../scripts/image/project.ts";
+import type { Arch, ImageInfo } from "../../src/image/_aicr-image.ts";
 import { gunzip } from "../../src/image/_layer.ts";
 
+export const ROOT = join(import.meta.dir, "../..");
+export const DIST = join(ROOT, "dist");
 const pkg = JSON.parse(await readFile(join(ROOT, "package.json"), "utf8")) as { version: string };
-
-export { DIST, ROOT };
 export const VERSION = pkg.version;
 export const LAYOUT = join(DIST, `aicr-image-${VERSION}`);
 export const ARCHIVE = `${LAYOUT}.tar`;
@@ -40,10 +40,10 @@ export async function run(argv: string[], options: { cwd?: string } = {}): Promi
 async function stale(): Promise<string | undefined> {
   if (!existsSync(ARCHIVE) || !existsSync(join(LAYOUT, "index.json"))) return "missing";
   const made = statSync(ARCHIVE).mtimeMs;
-  if (made < (await sourcesMtime())) return "older than the sources";
+  const p = await project();
+  if (made < p.sourcesMtime) return "older than the sources";
   for (const b of Object.values(BINARIES))
     if (!existsSync(b) || statSync(b).mtimeMs > made) return "older than a binary";
-  const p = await project();
   const index = JSON.parse(await readFile(join(LAYOUT, "index.json"), "utf8"));
   const ref = index.manifests?.[0]?.annotations?.["io.containerd.image.name"];
   if (ref !== `${p.repository}:${p.tag}`) return `named ${ref}`;
@@ -53,6 +53,39 @@ async function stale(): Promise<string | undefined> {
   if (top.annotations?.["org.opencontainers.image.revision"] !== p.revision) return "of another revision";
   return undefined;
 }
+
+/** The build's facts, as scripts/image/project.ts prints them (the program, not its module). */
+export interface Project {
+  version: string;
+  revision: string;
+  repository: string;
+  tag: string;
+  /** When the sources the image is built from last changed (ms since the epoch). */
+  sourcesMtime: number;
+}
+
+async function script(args: string[]): Promise<string> {
+  const r = await run([process.execPath, ...args]);
+  if (r.code !== 0) throw new Error(`bun ${args.join(" ")} failed (${r.code}):\n${r.stdout}${r.stderr}`);
+  return r.stdout;
+}
+
+export const project = async (): Promise<Project> => JSON.parse(await script(["scripts/image/project.ts"]));
+
+/** One architecture's carried files as the build writes them: its image info and the runtime layer's blob. */
+export interface Carried {
+  arch: Arch;
+  info: ImageInfo;
+  runtimeLayer: string;
+  files: string[];
+}
+
+export const carried = async (arches: readonly Arch[]): Promise<Carried[]> =>
+  JSON.parse(await script(["scripts/image/project.ts", "carried", ...arches]));
+
+/** scripts/image/runtime.ts check: whether a binary needs exactly what the runtime layer was declared for. */
+export const checkBinaryNeeds = (binary: string, arch: Arch, name?: string): Promise<Run> =>
+  run([process.execPath, "scripts/image/runtime.ts", "check", arch, binary, ...(name ? [name] : [])]);
 
 let once: Promise<void> | undefined;
 

@@ -8,13 +8,13 @@ import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { carried, project } from "../../scripts/image/project.ts";
 import { gunzip } from "../../src/image/_layer.ts";
 import { readTar } from "../../src/image/_tar.ts";
 import {
   ARCHIVE,
   BINARIES,
   type Checked,
+  carried,
   chroot,
   DIST,
   ensureImage,
@@ -22,6 +22,7 @@ import {
   HOST_ARCH,
   IS_ROOT,
   imageOf,
+  project,
   ROOT,
   run,
   sha256,
@@ -64,7 +65,7 @@ describe.skipIf(!CAN_CHROOT)(CHROOT, () => {
 
   test("a binary that carries its runtime layer saves the same platform image (same manifest digest)", async () => {
     const p = await project();
-    const c = await carried(p, HOST_ARCH);
+    const c = (await carried([HOST_ARCH]))[0]!;
     const harness = join(work, "harness", "aicr");
     const build = await run([
       process.execPath,

@@ -1,25 +1,58 @@
-import { expect, test } from "bun:test";
-import { checkBinaryNeeds, runtimeEntries } from "../../scripts/image/runtime.ts";
-import type { TarMember } from "../../src/image/_tar.ts";
+/**
+ * scripts/image/runtime.ts as a program: `closure` (the runtime layer's entries from a package's
+ * files) and `check` (a binary against the declared set), given files this test writes.
+ */
+import { afterAll, expect, test } from "bun:test";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type TarEntry, writeTar } from "../../src/image/_tar.ts";
 import { fakeElf } from "./_elf.ts";
 
-const lib = (path: string, needed: string[], machine: "x86_64" | "aarch64" = "x86_64"): TarMember => ({
+const SCRIPT = join(import.meta.dir, "../../scripts/image/runtime.ts");
+const dir = mkdtempSync(join(tmpdir(), "aicr-runtime-"));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+let files = 0;
+
+function script(args: string[]): { code: number; stdout: string; stderr: string } {
+  const r = Bun.spawnSync([process.execPath, SCRIPT, ...args], { stdout: "pipe", stderr: "pipe" });
+  return { code: r.exitCode, stdout: r.stdout.toString(), stderr: r.stderr.toString() };
+}
+
+/** A file of these bytes in the scratch directory. */
+function write(data: Uint8Array): string {
+  const file = join(dir, `f${files++}`);
+  writeFileSync(file, data);
+  return file;
+}
+
+type Listed =
+  | { type: "file" | "dir"; path: string; mode: number }
+  | { type: "symlink"; path: string; target: string };
+
+/** The closure's entries (file data left out); a refusal throws its stderr line. */
+function runtimeEntries(members: TarEntry[], arch: "amd64" | "arm64"): Listed[] {
+  const r = script(["closure", arch, write(writeTar(members))]);
+  if (r.code !== 0) throw new Error(r.stderr.trim());
+  return JSON.parse(r.stdout);
+}
+
+/** The check's outcome: exit 0 and silent, or its stderr line thrown. */
+function checkBinaryNeeds(binary: Uint8Array, arch: "amd64" | "arm64", name: string): void {
+  const r = script(["check", arch, write(binary), name]);
+  if (r.code !== 0 || r.stderr !== "") throw new Error(r.stderr.trim() || `exit ${r.code}`);
+}
+
+const lib = (path: string, needed: string[], machine: "x86_64" | "aarch64" = "x86_64"): TarEntry => ({
   path,
   type: "file",
   mode: 0o644,
-  target: "",
   data: fakeElf({ machine, needed, soname: path.split("/").pop() }),
 });
-const link = (path: string, target: string): TarMember => ({
-  path,
-  type: "symlink",
-  mode: 0o777,
-  target,
-  data: new Uint8Array(),
-});
+const link = (path: string, target: string): TarEntry => ({ path, type: "symlink", target });
 
 const AMD = "lib/x86_64-linux-gnu";
-const amd64Package = (): TarMember[] => [
+const amd64Package = (): TarEntry[] => [
   lib(`${AMD}/ld-linux-x86-64.so.2`, []),
   lib(`${AMD}/libc.so.6`, ["ld-linux-x86-64.so.2"]),
   lib(`${AMD}/libm.so.6`, ["libc.so.6", "ld-linux-x86-64.so.2"]),
