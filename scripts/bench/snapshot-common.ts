@@ -1,79 +1,18 @@
 /**
- * Shared by the snapshot benchmarks: a fake cluster whose agent is near-instant (a function runtime
- * that writes the run's staging ConfigMap straight into the store, as the real agent would through the
- * API), request timing, and spawning the compiled binary. Not a test: figures go to docs/performance.md.
+ * Shared by the snapshot benchmarks: a fake cluster whose agent is near-instant (the suites' own,
+ * test/support/instant-agent.ts), request timing, and spawning the compiled binary. Not a test: figures go to docs/performance.md.
  */
 import { existsSync } from "node:fs";
-import { join } from "node:path";
-import type { RunContext } from "../../test/cluster/controllers/runtime.ts";
 import { node } from "../../test/cluster/nodes.ts";
 import type { LoggedRequest } from "../../test/cluster/request-log.ts";
-import { resource } from "../../test/cluster/resources.ts";
 import { type Backend, startTestCluster, type TestCluster } from "../../test/cluster/testbed.ts";
-import { AICR, ensureBuilt, ROOT } from "../../test/e2e/_aicr.ts";
+import { AICR, ROOT } from "../../test/e2e/_aicr.ts";
+import { H100_BIN, H100_ROOT, instantAgent, snapshotTemplate } from "../../test/support/instant-agent.ts";
 
-export { AICR, ROOT };
-export const H100_ROOT = join(ROOT, "test/fixtures/hosts/h100-node");
-export const H100_BIN = join(ROOT, "test/fixtures/bin/h100");
+export { AICR, H100_BIN, H100_ROOT, instantAgent, ROOT, snapshotTemplate };
 /** Any image: the instant agent ignores it. */
 export const INSTANT_IMAGE = "ghcr.io/nvidia/aicr:instant";
 const TIME = "/usr/bin/time";
-const TEMPLATE_RUN_ID = "20260101-000000-0000000000000000";
-
-/** A real snapshot of the fixture host (aicr snapshot --local), used as the instant agent's output. */
-export async function snapshotTemplate(): Promise<string> {
-  await ensureBuilt();
-  const proc = Bun.spawn([AICR, "snapshot", "--local", "--run-id", TEMPLATE_RUN_ID], {
-    env: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1", HOME: "/tmp" },
-    stdout: "pipe",
-    stderr: "pipe",
-  });
-  const [out, code] = await Promise.all([new Response(proc.stdout).text(), proc.exited]);
-  if (code !== 0) throw new Error(`aicr snapshot --local failed (${code})`);
-  return out;
-}
-
-/** The agent's contract, minus the collection: write `-o cm://ns/name` with the run's ID, owned by the Job. */
-export function instantAgent(getCluster: () => TestCluster, template: string) {
-  return async (ctx: RunContext): Promise<{ exitCode: number; message?: string }> => {
-    const args: string[] = (ctx.container as { args?: string[] }).args ?? [];
-    const target = args[args.indexOf("-o") + 1] ?? "";
-    const m = target.match(/^cm:\/\/([^/]+)\/(.+)$/);
-    if (!m) return { exitCode: 2, message: `no -o cm:// in ${args.join(" ")}` };
-    const [, namespace, name] = m;
-    const runId = ctx.env.AICR_RUN_ID ?? "";
-    const yaml = template
-      .replaceAll(TEMPLATE_RUN_ID, runId)
-      .replace(/source-node: .*/, `source-node: ${ctx.env.NODE_NAME}`);
-    const owned = ctx.env.AICR_OUTPUT_OWNED_BY_JOB === "true";
-    await getCluster().store.create(resource("configmaps"), {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: {
-        name,
-        namespace,
-        labels: { "app.kubernetes.io/name": "aicr", "aicr.run/run-id": runId },
-        ...(owned
-          ? {
-              ownerReferences: [
-                {
-                  apiVersion: "batch/v1",
-                  kind: "Job",
-                  name: ctx.env.AICR_JOB_NAME ?? "",
-                  uid: ctx.env.AICR_JOB_UID ?? "",
-                  controller: true,
-                  blockOwnerDeletion: true,
-                },
-              ],
-            }
-          : {}),
-      },
-      data: { "snapshot.yaml": yaml },
-    });
-    ctx.stdout(`${JSON.stringify({ level: "info", msg: "snapshot written", destination: target })}\n`);
-    return { exitCode: 0 };
-  };
-}
 
 /**
  * A cluster whose agent is near-instant: the fake (in this process) or the real control plane. On the

@@ -2,20 +2,20 @@
  * aicr snapshot --all-nodes on the fake cluster with 50 GPU nodes: one tainted (NoSchedule: the agent's
  * default toleration covers it, so it is captured), one the agent cannot be scheduled on (too little
  * memory for its request), one whose agent fails — 48 snapshots, 2 failures. Three nodes run the real binary over
- * the H100 fixture host; the others the near-instant agent of the benchmarks (the agent's contract: it
+ * the H100 fixture host; the others the near-instant agent (test/support/instant-agent.ts: the agent's contract: it
  * writes its staging ConfigMap, owned by its Job).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { mkdtemp, readdir, readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { instantAgent, snapshotTemplate } from "../../scripts/bench/snapshot-common.ts";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
 import type { RunContext } from "../cluster/controllers/runtime.ts";
 import { node } from "../cluster/nodes.ts";
 import { resource } from "../cluster/resources.ts";
 import { BACKENDS, startTestCluster } from "../cluster/testbed.ts";
 import { AICR, aicr, ensureBuilt } from "../e2e/_aicr.ts";
+import { instantAgent, snapshotTemplate } from "../support/instant-agent.ts";
 import {
   AGENT_IMAGE,
   type Cluster,
