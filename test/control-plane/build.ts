@@ -19,10 +19,11 @@ export const KUBERNETES_VERSION = (readFileSync(join(MODULE_DIR, "go.mod"), "utf
   /k8s\.io\/kubernetes (v\d+\.\d+\.\d+)/,
 ) ?? [])[1] as string;
 
+/** The binary's sources: go.mod, go.sum and every non-test `.go` file, its packages' (up/) included. */
 function sourceHash(): string {
   const h = createHash("sha256");
-  const files = readdirSync(MODULE_DIR)
-    .filter((f) => f.endsWith(".go") || f === "go.mod" || f === "go.sum")
+  const files = (readdirSync(MODULE_DIR, { recursive: true }) as string[])
+    .filter((f) => (f.endsWith(".go") && !f.endsWith("_test.go")) || f === "go.mod" || f === "go.sum")
     .sort();
   for (const f of files)
     h.update(f)

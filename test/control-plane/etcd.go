@@ -17,6 +17,7 @@ func runEtcd(args []string) int {
 	dir := fs.String("data-dir", "", "data directory")
 	client := fs.String("listen-client-url", "http://127.0.0.1:2379", "client URL")
 	peer := fs.String("listen-peer-url", "http://127.0.0.1:2380", "peer URL")
+	reusePort := fs.Bool("reuse-port", false, "bind with SO_REUSEPORT (the supervisor, up, holds the ports until etcd binds them)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -40,6 +41,7 @@ func runEtcd(args []string) int {
 	cfg.InitialCluster = cfg.Name + "=" + pu.String()
 	// A test bed: nothing here must survive a crash of the machine.
 	cfg.UnsafeNoFsync = true
+	cfg.SocketOpts.ReusePort = *reusePort
 	e, err := embed.StartEtcd(cfg)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "etcd:", err)

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"aicr.test/control-plane/up"
 	"github.com/spf13/cobra"
 	"k8s.io/component-base/cli"
 	kubectlcmd "k8s.io/kubectl/pkg/cmd"
@@ -38,7 +39,7 @@ func main() {
 	case "etcd":
 		os.Exit(runEtcd(args))
 	case "up":
-		os.Exit(runUp(args))
+		os.Exit(up.Run(args))
 	default:
 		fmt.Fprintf(os.Stderr, "usage: control-plane up|etcd|kube-apiserver|kube-controller-manager|kube-scheduler|kubelet|device-plugin|kubectl ...\n")
 		os.Exit(2)
