@@ -1,27 +1,28 @@
-import { type ArgDef, type ArgsDef, type CommandDef, runCommand } from "citty";
+import { type CommandDef, defineCommand, runCommand } from "citty";
 import { globalArgs } from "./commands/_args.ts";
-import { flagValues, normalizeArgv } from "./commands/_argv.ts";
+import { commandIndex, commandLine, helpAsked, readArgv, versionAsked } from "./commands/_argv.ts";
 import {
-  type CompletionFlag,
   type CompletionModel,
+  completionFlags,
   completionScript,
   SHELLS,
   type Shell,
 } from "./commands/_completion.ts";
-import type { CliData } from "./commands/_define.ts";
-import { type AicrMeta, defineAicrCommand } from "./commands/_define.ts";
+import { type AicrCommand, defineAicrCommand } from "./commands/_define.ts";
+import { checkRequired, Flags, loggingOf } from "./commands/_flags.ts";
 import { renderUsage, usageWidth } from "./commands/_usage.ts";
 import { AicrError } from "./core/errors.ts";
 import { nearest } from "./core/suggest.ts";
 import { BUILT, REVISION, VERSION } from "./core/version.ts";
 
-type Loader = () => Promise<CommandDef<ArgsDef>>;
+type Loader = () => Promise<AicrCommand>;
 const lazy =
   (load: () => Promise<{ default: unknown }>): Loader =>
   () =>
-    load().then((m) => m.default as CommandDef<ArgsDef>);
+    load().then((m) => m.default as AicrCommand);
 
 interface CommandEntry {
+  /** The command's description, written here only: the root page lists it without loading the command. */
   description: string;
   load: Loader;
   /** Internal (run inside aicr's own pods): runnable, but neither listed in help nor suggested. */
@@ -46,7 +47,8 @@ export const COMMANDS: Record<string, Entry> = {
     load: lazy(() => import("./commands/validate.ts")),
   },
   diff: {
-    description: "Compare two snapshots reading by reading: added, removed and changed readings (drift)",
+    description:
+      "Compare two snapshots reading by reading: added, removed and changed readings (drift); or a fleet's snapshots (--fleet)",
     load: lazy(() => import("./commands/diff.ts")),
   },
   "cleanup-legacy": {
@@ -57,11 +59,13 @@ export const COMMANDS: Record<string, Entry> = {
     description: "The runs whose objects are in the cluster: list them, delete a stale one",
     subcommands: {
       list: {
-        description: "List the runs in a namespace (-A: all): age, command, Job state, objects",
+        description:
+          "List the aicr runs whose objects are in the cluster (-A: every namespace): age, command, Job state, objects",
         load: lazy(() => import("./commands/runs-list.ts")),
       },
       delete: {
-        description: "Delete stale runs by their anchor (UID-pinned); the garbage collector takes the rest",
+        description:
+          "Delete stale runs by their anchor ClusterRole (UID-pinned); the garbage collector takes the rest",
         load: lazy(() => import("./commands/runs-delete.ts")),
       },
     },
@@ -71,21 +75,24 @@ export const COMMANDS: Record<string, Entry> = {
       "The agent image: list the images a run uses, push the image archive, save it from this binary",
     subcommands: {
       list: {
-        description: "List the images a run uses (agent, validators)",
+        description:
+          "List the images a run uses (agent, validators), after $AICR_IMAGE / $AICR_VALIDATOR_IMAGE",
         load: lazy(() => import("./commands/image-list.ts")),
       },
       push: {
-        description: "Push the image archive to a registry over the OCI distribution API (no Docker)",
+        description:
+          "Push an OCI image archive to a registry (no Docker needed; resumes and skips what is there)",
         load: lazy(() => import("./commands/image-push.ts")),
       },
       save: {
-        description: "Write this binary's own image (its platform) as an OCI archive",
+        description:
+          "Write this binary's image (its platform only) as an OCI archive: docker load, skopeo, image push",
         load: lazy(() => import("./commands/image-save.ts")),
       },
     },
   },
   version: {
-    description: "Print the version, the git revision and the agent image this build deploys",
+    description: "Print the version, the git revision and the agent image this build deploys by default",
     load: lazy(() => import("./commands/version.ts")),
   },
   completion: {
@@ -93,12 +100,12 @@ export const COMMANDS: Record<string, Entry> = {
     load: async () => completionCommand(),
   },
   agent: {
-    description: "Internal: the in-pod agent",
+    description: "Internal: the in-pod agent (collect this node, write the snapshot ConfigMap)",
     load: lazy(() => import("./commands/agent.ts")),
     hidden: true,
   },
   validator: {
-    description: "Internal: one built-in validator in its Job's pod",
+    description: "Internal: run one built-in validator (inside its Job's pod)",
     load: lazy(() => import("./commands/validator.ts")),
     hidden: true,
   },
@@ -109,36 +116,20 @@ const PUBLIC = Object.keys(COMMANDS).filter((name) => !isHidden(COMMANDS[name] a
 /** The agent Job runs `aicr snapshot …` with this set (the contract earlier images keep). */
 const AGENT_MODE_ENV = "AICR_AGENT_MODE";
 
-const root: CommandDef<ArgsDef> = {
-  meta: {
-    name: "aicr",
-    version: VERSION,
-    description: "Capture the configuration of GPU nodes in a Kubernetes cluster, run-isolated",
-  },
-  args: globalArgs,
-  subCommands: Object.fromEntries(
-    PUBLIC.map((name) => [name, { meta: { name, description: COMMANDS[name]?.description } }]),
-  ),
-};
-
-const flagsOf = (args: ArgsDef): CompletionFlag[] =>
-  Object.entries(args)
-    .filter(([, d]) => d.type !== "positional")
-    .map(([name, d]) => ({
-      name,
-      alias: aliasesOf(d)[0],
-      takesValue: d.type === "string" || d.type === "enum",
-      description: (d as { description?: string }).description ?? "",
-    }));
+const ROOT_DESCRIPTION = "Capture the configuration of GPU nodes in a Kubernetes cluster, run-isolated";
 
 /** The completion model: every public command and verb with its own flags (each command is loaded). */
 async function completionModel(): Promise<CompletionModel> {
-  const model: CompletionModel = { top: [], groups: {}, commands: [], globalFlags: flagsOf(globalArgs) };
+  const model: CompletionModel = {
+    top: [],
+    groups: {},
+    commands: [],
+    globalFlags: completionFlags(globalArgs),
+  };
   const add = async (path: string, entry: CommandEntry) => {
     const cmd = await entry.load();
-    const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
     // The command's own flags and the global ones it accepts (render-rbac takes no --kubeconfig).
-    model.commands.push({ path, description: entry.description, flags: flagsOf(args) });
+    model.commands.push({ path, description: entry.description, flags: completionFlags(cmd.args) });
   };
   for (const name of PUBLIC) {
     const entry = COMMANDS[name] as Entry;
@@ -155,135 +146,111 @@ async function completionModel(): Promise<CompletionModel> {
 }
 
 /** aicr completion bash|zsh|fish: the script on stdout (source it, or install it where the shell looks). */
-function completionCommand(): CommandDef<ArgsDef> {
+function completionCommand(): AicrCommand {
   return defineAicrCommand({
     name: "completion",
     announceRun: false,
     cluster: false,
-    description: "Print a shell completion script: bash, zsh or fish",
     examples: [
       "source <(aicr completion bash)",
       "source <(aicr completion zsh)",
       "aicr completion fish > ~/.config/fish/completions/aicr.fish",
     ],
     transport: "offline",
-    args: { shell: { type: "positional", description: "bash, zsh or fish", required: true } },
-    async run(_ctx, args) {
-      const shell = args.shell as Shell;
+    args: {
+      shell: { type: "positional", description: "bash, zsh or fish", valueHint: SHELLS.join("|") },
+    },
+    async run(_ctx, flags) {
+      const shell = flags.string("shell") as Shell;
       if (!SHELLS.includes(shell))
         throw new AicrError(
           "INVALID_REQUEST",
-          `unknown shell ${JSON.stringify(args.shell)}: expected bash, zsh or fish`,
+          `unknown shell ${JSON.stringify(shell)}: expected bash, zsh or fish`,
           {
             remedy:
               "bash: source <(aicr completion bash); zsh: source <(aicr completion zsh); fish: aicr completion fish | source",
-            context: { field: "shell", value: args.shell },
+            context: { field: "shell", value: shell },
           },
         );
       process.stdout.write(completionScript(shell, await completionModel()));
     },
-  }) as unknown as CommandDef<ArgsDef>;
+  }) as unknown as AicrCommand;
 }
 
-/** A group's own command, for its usage page: the subcommands with their descriptions. */
-function groupCommand(
+/** A help page (commands/_usage.ts), plain text wrapped to the terminal: stdout's width, else $COLUMNS, else 80. */
+const page = (text: Parameters<typeof renderUsage>[0]): string =>
+  renderUsage(text, usageWidth(process.stdout.columns, process.env));
+
+/** The root page: the commands, the global flags, the exit codes. */
+const rootUsage = (): string =>
+  page({
+    path: "aicr",
+    description: ROOT_DESCRIPTION,
+    args: globalArgs,
+    globalArgs,
+    subcommands: PUBLIC.map((name) => ({ name, description: COMMANDS[name]?.description ?? "" })),
+    exitCodes: true,
+    footer: 'Run "aicr <command> --help" for a command\'s flags.',
+  });
+
+/** A group's page: its verbs. */
+const groupUsage = (
   name: string,
-  description: string,
-  subcommands: Record<string, CommandEntry>,
-): CommandDef<ArgsDef> {
-  return {
-    meta: { name, description },
-    subCommands: Object.fromEntries(
-      Object.entries(subcommands).map(([n, c]) => [n, { meta: { name: n, description: c.description } }]),
-    ),
-  };
-}
+  group: { description: string; subcommands: Record<string, CommandEntry> },
+) =>
+  page({
+    path: `aicr ${name}`,
+    description: group.description,
+    subcommands: Object.entries(group.subcommands).map(([n, c]) => ({ name: n, description: c.description })),
+    footer: `Run "aicr ${name} <command> --help" for a command's flags.`,
+  });
 
-const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, "g");
-
-/**
- * A help page (commands/_usage.ts), plain text wrapped to the terminal: stdout's width, else
- * $COLUMNS, else 80. The root page lists the commands and ends with the exit codes; a command's
- * lists its own flags, then the global flags it takes.
- */
-async function usage(cmd: CommandDef<ArgsDef>, parent?: CommandDef<ArgsDef>): Promise<string> {
-  const meta = ((await (typeof cmd.meta === "function" ? cmd.meta() : cmd.meta)) ?? {}) as AicrMeta;
-  const parentMeta = parent && (await (typeof parent.meta === "function" ? parent.meta() : parent.meta));
-  const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
-  const subs = (await (typeof cmd.subCommands === "function" ? cmd.subCommands() : cmd.subCommands)) ?? {};
-  const subcommands = await Promise.all(
-    Object.entries(subs).map(async ([name, sub]) => {
-      const def = await (typeof sub === "function" ? sub() : sub);
-      const m = await (typeof def.meta === "function" ? def.meta() : def.meta);
-      return { name, description: m?.description ?? "" };
-    }),
-  );
-  const path = parent ? `${parentMeta?.name ?? "aicr"} ${meta.name ?? ""}` : (meta.name ?? "aicr");
-  const isRoot = cmd === root;
-  const globals = Object.fromEntries(Object.entries(args).filter(([name]) => name in globalArgs));
-  return renderUsage(
-    {
-      path,
-      description: meta.description ?? "",
-      args,
-      globalArgs: globals,
-      subcommands,
-      examples: meta.examples,
-      exitCodes: isRoot,
-      footer: subcommands.length ? `Run "${path} <command> --help" for a command's flags.` : undefined,
-    },
-    usageWidth(process.stdout.columns, process.env),
-  );
-}
-
-const aliasesOf = (def: ArgDef): string[] => [(def as { alias?: string | string[] }).alias ?? []].flat();
-
-const valueFlags = (args: ArgsDef): Set<string> =>
-  new Set(
-    Object.entries(args)
-      .filter(([, d]) => d.type === "string" || d.type === "enum")
-      .flatMap(([n, d]) => [n, ...aliasesOf(d)]),
-  );
-
-/** Index of the command name: the first argument that is neither a flag nor a global flag's value. */
-function commandIndex(argv: string[]): number {
-  const takesValue = valueFlags(globalArgs);
-  for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i] ?? "";
-    if (arg === "--") return -1;
-    if (arg.startsWith("-")) {
-      if (!arg.includes("=") && takesValue.has(arg.replace(/^--?/, ""))) i++;
-      continue;
-    }
-    return i;
-  }
-  return -1;
-}
+/** A command's page: its own flags, then the global ones it takes, then its examples. */
+const commandUsage = (path: string, description: string, cmd: AicrCommand): string =>
+  page({
+    path: `aicr ${path}`,
+    description,
+    args: cmd.args,
+    globalArgs: Object.fromEntries(Object.entries(cmd.args).filter(([name]) => name in globalArgs)),
+    examples: cmd.examples,
+  });
 
 export interface CliIo {
   signal: AbortSignal;
   stdout: (text: string) => void;
+  /** Told --log-json and --debug as soon as argv is read (so far as it could be), for main's report. */
+  logging?: (flags: { json: boolean; debug: boolean }) => void;
 }
 
-export async function runCli(argv: string[], io: CliIo): Promise<void> {
-  const wantsHelp = argv.includes("--help") || argv.includes("-h");
-  if (argv.length === 1 && argv[0] === "--version") {
+/** One invocation: `argv` (the process's own by default) routed, read once, and its command run. */
+export async function runCli(io: CliIo, argv: readonly string[] = commandLine()): Promise<void> {
+  const wantsHelp = helpAsked(argv);
+  if (versionAsked(argv)) {
     // One line a script can read: the version first (`aicr version -o json` has every field).
     io.stdout(`${VERSION} (revision ${REVISION.slice(0, 12)}, built ${BUILT}, bun ${Bun.version})\n`);
     return;
   }
-  const at = commandIndex(argv);
+  /** argv read against `specs`: main hears the logging flags even when the reading is refused. */
+  const read = (path: string, words: readonly string[], specs: AicrCommand["args"]) => {
+    const reading = readArgv(path, words, specs);
+    io.logging?.(loggingOf(reading.parsed));
+    return reading;
+  };
+  const at = commandIndex(argv, globalArgs);
   if (at < 0) {
-    if (argv.length === 0 || wantsHelp) return io.stdout(await usage(root));
-    normalizeArgv("", argv, globalArgs);
+    if (argv.length === 0 || wantsHelp) return io.stdout(rootUsage());
+    const { problem } = read("", argv, globalArgs);
+    if (problem) throw problem;
     throw new AicrError("INVALID_REQUEST", "no command given", {
       remedy: 'run "aicr --help" to list the commands',
     });
   }
   const given = argv[at] ?? "";
   const name = given === "snapshot" && process.env[AGENT_MODE_ENV] === "true" ? "agent" : given;
+  let rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
   const group = COMMANDS[name];
   if (!group) {
+    read("", rest, globalArgs);
     const guess = nearest(name, PUBLIC);
     throw new AicrError(
       "INVALID_REQUEST",
@@ -294,16 +261,14 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
       },
     );
   }
-  let rest = [...argv.slice(0, at), ...argv.slice(at + 1)];
   let entry: CommandEntry;
-  let parent = root;
   let path = name;
   if ("subcommands" in group) {
-    parent = groupCommand(name, group.description, group.subcommands);
-    const sub = commandIndex(rest);
+    const sub = commandIndex(rest, globalArgs);
     const subName = sub < 0 ? undefined : rest[sub];
     if (subName === undefined) {
-      if (wantsHelp || rest.length === 0) return io.stdout(await usage(parent, root));
+      if (wantsHelp || rest.length === 0) return io.stdout(groupUsage(name, group));
+      read(name, rest, globalArgs);
       throw new AicrError("INVALID_REQUEST", `"aicr ${name}" needs a subcommand`, {
         remedy: `use one of: ${Object.keys(group.subcommands).join(", ")} (see "aicr ${name} --help")`,
       });
@@ -325,22 +290,18 @@ export async function runCli(argv: string[], io: CliIo): Promise<void> {
     rest = [...rest.slice(0, sub), ...rest.slice(sub + 1)];
   } else entry = group;
   const cmd = await entry.load();
-  const shown = parent === root ? root : { ...parent, meta: { ...parent.meta, name: `aicr ${name}` } };
-  if (wantsHelp) return io.stdout(await usage(cmd, shown));
-  const args = (await (typeof cmd.args === "function" ? cmd.args() : cmd.args)) ?? {};
-  rest = normalizeArgv(path, rest, args);
-  // --config: the file's values become flags absent from the command line (commands/_config-file.ts).
-  if (flagValues(rest, "config").length)
-    rest = (await import("./commands/_config-file.ts")).applyConfigFile(path, rest, args);
-  try {
-    await runCommand(cmd, { rawArgs: rest, data: { signal: io.signal } satisfies CliData });
-  } catch (err) {
-    // citty's own argument errors (missing positional, bad enum) are the operator's input errors.
-    if (err instanceof Error && err.name === "CLIError") {
-      throw new AicrError("INVALID_REQUEST", `${err.message.replace(ANSI, "")}`, {
-        remedy: `run "aicr ${path} --help" for usage`,
-      });
-    }
-    throw err;
-  }
+  if (wantsHelp) return io.stdout(commandUsage(path, entry.description, cmd));
+  const reading = read(path, rest, cmd.args);
+  if (reading.problem) throw reading.problem;
+  // --config: the file's values for the flags the command line does not give (commands/_config-file.ts).
+  const parsed = reading.parsed.values.has("config")
+    ? (await import("./commands/_config-file.ts")).applyConfigFile(path, reading.parsed, cmd.args)
+    : reading.parsed;
+  checkRequired(path, cmd.args, parsed);
+  // citty runs the command the map routed to; the flags are read already (one parse).
+  const command: CommandDef = defineCommand({
+    meta: { name: path, description: entry.description },
+    run: () => cmd.run(new Flags(cmd.args, parsed), io.signal),
+  });
+  await runCommand(command, { rawArgs: [] });
 }

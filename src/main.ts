@@ -23,19 +23,26 @@ const EXIT_CANCELED = 9;
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
-const argv = process.argv.slice(2);
+// --log-json and --debug as the one reading of argv found them (commands/_argv.ts), for the error's report.
+let logging = { json: false, debug: false };
 try {
   const { runCli } = await import("./cli.ts");
-  await runCli(argv, { signal: controller.signal, stdout: (text) => void process.stdout.write(text) });
+  await runCli({
+    signal: controller.signal,
+    stdout: (text) => void process.stdout.write(text),
+    logging: (flags) => {
+      logging = flags;
+    },
+  });
   process.exitCode = controller.signal.aborted ? EXIT_CANCELED : 0;
 } catch (err) {
-  const json = argv.includes("--log-json") || process.env.AICR_AGENT_MODE === "true";
+  const json = logging.json || process.env.AICR_AGENT_MODE === "true";
   // The run's ID, when the run context was made (already loaded then): the last line is the run's too.
   const runId = await import("./run/context.ts").then(
     (m) => m.currentRunId(),
     () => undefined,
   );
-  const log = createLogger({ json, debug: argv.includes("--debug"), fields: runId ? { runId } : undefined });
+  const log = createLogger({ json, debug: logging.debug, fields: runId ? { runId } : undefined });
   if (err instanceof ExitStatus) {
     log.info(err.message);
     process.exitCode = err.status;

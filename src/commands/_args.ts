@@ -1,9 +1,11 @@
-import type { ArgsDef } from "citty";
 import { AicrError } from "../core/errors.ts";
 import { contextNamespace } from "../kube/config.ts";
-import { flagValues } from "./_argv.ts";
+import type { FlagSpecs } from "./_flag-spec.ts";
 
-/** Flags every command shares, declared once and spread into each command's args. */
+const LOGGING = (flag: string) =>
+  `logging starts before the config is read: pass ${flag} on the command line`;
+
+/** Flags every command shares, declared once and spread into each command's flags. */
 export const globalArgs = {
   kubeconfig: {
     type: "string",
@@ -16,6 +18,7 @@ export const globalArgs = {
     description:
       "kubeconfig context to use (default: the current context); aicr snapshot takes it repeated, one snapshot per context",
     valueHint: "name",
+    repeatable: true,
   },
   namespace: {
     type: "string",
@@ -23,21 +26,29 @@ export const globalArgs = {
     description:
       "Namespace to work in (default: $AICR_NAMESPACE, then the kubeconfig context's namespace, then default)",
     valueHint: "namespace",
+    env: "AICR_NAMESPACE",
   },
-  debug: { type: "boolean", description: "Log debug detail" },
+  debug: { type: "boolean", description: "Log debug detail", notInConfig: LOGGING("--debug") },
   v: {
     type: "string",
     description: "Log verbosity as kubectl reads it (-v=4 and above: debug detail, as --debug)",
     valueHint: "level",
+    notInConfig: LOGGING("-v"),
   },
-  "log-json": { type: "boolean", description: "Log one JSON object per line on stderr" },
+  "log-json": {
+    type: "boolean",
+    description: "Log one JSON object per line on stderr",
+    notInConfig: LOGGING("--log-json"),
+  },
   "run-id": {
     type: "string",
     description:
       "Use this run ID instead of a generated one (also $AICR_RUN_ID); form YYYYMMDD-HHMMSS-<16 hex>",
     valueHint: "id",
+    env: "AICR_RUN_ID",
+    notInConfig: "a run ID names a single run: pass --run-id (or $AICR_RUN_ID) for the run that needs it",
   },
-} as const satisfies ArgsDef;
+} as const satisfies FlagSpecs;
 
 /** Where the kubeconfig comes from: --kubeconfig and --context as given (the environment supplies the rest). */
 export interface KubeconfigFlags {
@@ -77,8 +88,7 @@ export function verbosity(value: string | undefined): number {
 }
 
 /** A command that takes one cluster refuses a second --context (before anything else happens). */
-export function checkOneContext(command: string, rawArgs: readonly string[]): void {
-  const given = flagValues(rawArgs, "context");
+export function checkOneContext(command: string, given: readonly string[]): void {
   if (given.length > 1)
     throw new AicrError(
       "INVALID_REQUEST",

@@ -1,54 +1,66 @@
 /**
- * The one check of a command's argv before citty parses it: every flag known (with the nearest
- * spelling suggested when not), every value flag given its value, no stray positional. It also
- * rewrites what citty would misread into `--name=value`: `-ndemo` and `-n=demo` (as kubectl users
- * write them) and values that start with a dash (`--timeout -1m` reaches the duration parser, which
- * says what is wrong with it, instead of becoming an unknown flag). What citty keeps only once — every
- * value of a repeatable flag, a boolean as written — is read back here too, from the same argv.
+ * The one reader of argv. cli.ts finds the command words with commandIndex; then readArgv reads the
+ * command's argv once, strictly: every flag known (with the nearest spelling suggested when not),
+ * every value flag given its value, no stray positional. Values are taken as kubectl users write
+ * them: `-ndemo`, `-n=demo`, and values that start with a dash (`--timeout -1m` reaches the duration
+ * parser, which says what is wrong with it, instead of becoming an unknown flag). The result holds
+ * every value typed: every value of a repeatable flag in order, a boolean as written (`--x`, `--no-x`,
+ * `--x=<v>`), the positionals. Nothing reads argv after this module.
  */
-import type { ArgDef, ArgsDef } from "citty";
 import { AicrError } from "../core/errors.ts";
 import { nearest } from "../core/suggest.ts";
+import { type FlagSpecs, isFlag, type Spelling, spellings, takesValue } from "./_flag-spec.ts";
 
-const aliasesOf = (def: ArgDef): string[] => [(def as { alias?: string | string[] }).alias ?? []].flat();
+/** A boolean as written: true (`--x`), false (`--no-x`), or the text of `--x=<v>` for its parser. */
+export type Written = string | boolean;
 
-interface Spelling {
-  /** The argument's key: `--<key>=value` is what citty is given. */
-  key: string;
-  takesValue: boolean;
-}
-
-function spellings(args: ArgsDef): Map<string, Spelling> {
-  const out = new Map<string, Spelling>([
-    ["help", { key: "help", takesValue: false }],
-    ["h", { key: "help", takesValue: false }],
-  ]);
-  for (const [key, def] of Object.entries(args)) {
-    if (def.type === "positional") continue;
-    const takesValue = def.type === "string" || def.type === "enum";
-    for (const name of [key, ...aliasesOf(def)]) out.set(name, { key, takesValue });
-    if (def.type === "boolean") out.set(`no-${key}`, { key, takesValue: false });
-  }
-  return out;
+/** What argv gave: per declared key, every value in order (a boolean: the last, as written). */
+export interface ParsedArgv {
+  readonly values: ReadonlyMap<string, readonly Written[]>;
+  readonly positionals: readonly string[];
 }
 
 const dashed = (name: string): string => (name.length === 1 ? `-${name}` : `--${name}`);
 
-/** argv as citty should see it, or an INVALID_REQUEST naming the first problem. */
-export function normalizeArgv(command: string, argv: readonly string[], args: ArgsDef): string[] {
-  const known = spellings(args);
+/** Index of the command name: the first argument that is neither a flag nor a global flag's value. */
+export function commandIndex(argv: readonly string[], globals: FlagSpecs): number {
+  const known = spellings(globals);
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i] ?? "";
+    if (arg === "--") return -1;
+    if (arg.startsWith("-")) {
+      if (!arg.includes("=") && known.get(arg.replace(/^--?/, ""))?.takesValue) i++;
+      continue;
+    }
+    return i;
+  }
+  return -1;
+}
+
+/**
+ * argv with every value flag as `--key=value` (booleans as written), and the first problem found
+ * (an INVALID_REQUEST) if any. The reading goes on after a problem, so that what could be read
+ * (--log-json, --debug) still shapes the error's report.
+ */
+export function scanArgv(
+  command: string,
+  argv: readonly string[],
+  specs: FlagSpecs,
+): { tokens: string[]; problem?: AicrError } {
+  const known = spellings(specs);
   const who = command ? `aicr ${command}` : "aicr";
-  const positionals = Object.values(args).filter((d) => d.type === "positional").length;
+  const args = Object.values(specs);
+  const positionals = args.filter((d) => d.type === "positional").length;
   // A positional marked `variadic` (e.g. `aicr runs delete <run-id>…`) takes every further word too.
-  const variadic = Object.values(args).some(
-    (d) => d.type === "positional" && (d as { variadic?: boolean }).variadic === true,
-  );
-  const bad = (message: string, context: Record<string, unknown>, remedy?: string) =>
-    new AicrError("INVALID_REQUEST", message, {
+  const variadic = args.some((d) => d.type === "positional" && d.variadic === true);
+  let problem: AicrError | undefined;
+  const bad = (message: string, context: Record<string, unknown>, remedy?: string) => {
+    problem ??= new AicrError("INVALID_REQUEST", message, {
       remedy: remedy ?? `run "${who} --help" for the flags it takes`,
       context,
     });
-  const isFlag = (token: string | undefined): boolean => {
+  };
+  const isFlagToken = (token: string | undefined): boolean => {
     if (token === undefined || !token.startsWith("-") || token === "-") return false;
     const name = token.replace(/^--?/, "").split("=")[0] ?? "";
     return known.has(name) || (!token.startsWith("--") && known.has(name.slice(0, 1)));
@@ -63,13 +75,14 @@ export function normalizeArgv(command: string, argv: readonly string[], args: Ar
     }
     if (!token.startsWith("-") || token === "-") {
       if (++seen > positionals && !variadic) {
-        throw bad(
+        bad(
           `unexpected argument ${JSON.stringify(token)} for "${who}"`,
           { argument: token },
           positionals === 0
             ? `"${who}" takes no arguments, only flags (see "${who} --help")`
             : `"${who}" takes ${positionals} argument${positionals > 1 ? "s" : ""} (see "${who} --help")`,
         );
+        continue;
       }
       out.push(token);
       continue;
@@ -89,10 +102,13 @@ export function normalizeArgv(command: string, argv: readonly string[], args: Ar
         name,
         [...known.keys()].filter((k) => k.length > 1),
       );
-      throw bad(
+      bad(
         `unknown flag ${JSON.stringify(token)} for "${who}"${guess ? `: did you mean "--${guess}"?` : ""}`,
-        { flag: token },
+        {
+          flag: token,
+        },
       );
+      continue;
     }
     if (!spelling.takesValue) {
       out.push(token);
@@ -100,25 +116,38 @@ export function normalizeArgv(command: string, argv: readonly string[], args: Ar
     }
     if (value === undefined) {
       const next = argv[i + 1];
-      if (next === undefined || next === "--" || isFlag(next)) {
-        throw bad(
-          `flag ${dashed(name)} needs a value`,
-          { flag: dashed(name) },
-          `write ${dashed(name)} <value>`,
-        );
+      if (next === undefined || next === "--" || isFlagToken(next)) {
+        bad(`flag ${dashed(name)} needs a value`, { flag: dashed(name) }, `write ${dashed(name)} <value>`);
+        continue;
       }
       value = next;
       i++;
     }
     out.push(`--${spelling.key}=${value}`);
   }
-  return out;
+  return problem ? { tokens: out, problem } : { tokens: out };
 }
 
+/** This process's arguments after the program's name: the only place that reads process.argv. */
+export const commandLine = (): string[] => process.argv.slice(2);
+
+/** `--help`/`-h` anywhere, before any reading (help never fails on the rest). */
+export const helpAsked = (argv: readonly string[]): boolean => argv.includes("--help") || argv.includes("-h");
+
+/** `aicr --version` alone. */
+export const versionAsked = (argv: readonly string[]): boolean =>
+  argv.length === 1 && argv[0] === "--version";
+
+/** argv as scanArgv writes it, or its first problem thrown. */
+export function normalizeArgv(command: string, argv: readonly string[], specs: FlagSpecs): string[] {
+  const { tokens, problem } = scanArgv(command, argv, specs);
+  if (problem) throw problem;
+  return tokens;
+}
 /**
  * Every value of a repeatable value flag, in order, from normalized argv (where each is
- * `--<key>=value`, whatever the spelling given): citty keeps only the last. With `list`, comma lists
- * (`-n a,b`) are split and trimmed and duplicates dropped. Nothing after `--` counts.
+ * `--<key>=value`, whatever the spelling given). With `list`, comma lists (`-n a,b`) are split and
+ * trimmed and duplicates dropped. Nothing after `--` counts.
  */
 export function flagValues(argv: readonly string[], key: string, options: { list?: boolean } = {}): string[] {
   const values: string[] = [];
@@ -142,7 +171,7 @@ export function flagValues(argv: readonly string[], key: string, options: { list
 /**
  * A boolean flag as the operator wrote it, the last spelling winning: true for `--x`, false for
  * `--no-x`, the raw text of `--x=<v>` (its parser says what is wrong with it), undefined if absent.
- * `--no-x=<v>` negates a true/false spelling. citty would read `--x=maybe` as true.
+ * `--no-x=<v>` negates a true/false spelling.
  */
 export function flagBoolean(argv: readonly string[], key: string): boolean | string | undefined {
   let value: boolean | string | undefined;
@@ -161,10 +190,10 @@ export function flagBoolean(argv: readonly string[], key: string): boolean | str
 
 /**
  * The declared keys of the flags normalized argv gives, whatever the spelling (alias, `--no-x`,
- * `--x=<v>`); nothing after `--` counts. What a config file may still supply is every other flag.
+ * `--x=<v>`); nothing after `--` counts.
  */
-export function givenFlags(argv: readonly string[], args: ArgsDef): Set<string> {
-  const known = spellings(args);
+export function givenFlags(argv: readonly string[], specs: FlagSpecs): Set<string> {
+  const known = spellings(specs);
   const given = new Set<string>();
   for (const arg of argv) {
     if (arg === "--") break;
@@ -173,4 +202,51 @@ export function givenFlags(argv: readonly string[], args: ArgsDef): Set<string> 
     if (spelling) given.add(spelling.key);
   }
   return given;
+}
+
+/** A flag token under its key's own spelling (`-q` → `--quiet`, `--no-q` → `--no-quiet`). */
+function canonical(token: string, known: Map<string, Spelling>): string {
+  if (!token.startsWith("-") || token === "-") return token;
+  const body = token.replace(/^--?/, "");
+  const eq = body.indexOf("=");
+  const name = eq >= 0 ? body.slice(0, eq) : body;
+  const rest = eq >= 0 ? body.slice(eq) : "";
+  const spelling = known.get(name);
+  if (!spelling) return token;
+  return `--${name === `no-${spelling.key}` ? "no-" : ""}${spelling.key}${rest}`;
+}
+
+/** The typed result of normalized argv: each given key's values, and the positionals (all after `--`). */
+function resultOf(tokens: readonly string[], specs: FlagSpecs): ParsedArgv {
+  const known = spellings(specs);
+  const end = tokens.indexOf("--");
+  const flagPart = (end < 0 ? tokens : tokens.slice(0, end)).map((t) => canonical(t, known));
+  const values = new Map<string, Written[]>();
+  for (const key of givenFlags(flagPart, specs)) {
+    const spec = specs[key];
+    if (!spec || !isFlag(spec)) continue;
+    if (takesValue(spec)) {
+      // Every value, in order (the last counts for a flag that is not repeatable).
+      values.set(key, flagValues(flagPart, key, { list: spec.list === true }));
+    } else {
+      const written = flagBoolean(flagPart, key);
+      if (written !== undefined) values.set(key, [written]);
+    }
+  }
+  const words = (list: readonly string[]) => list.filter((t) => !t.startsWith("-") || t === "-");
+  const positionals = end < 0 ? words(tokens) : [...words(tokens.slice(0, end)), ...tokens.slice(end + 1)];
+  return { values, positionals };
+}
+
+export interface ArgvReading {
+  parsed: ParsedArgv;
+  /** The first problem (an INVALID_REQUEST); `parsed` then holds what could be read. */
+  problem?: AicrError;
+}
+
+/** argv read once against a command's declared flags (see the module comment). */
+export function readArgv(command: string, argv: readonly string[], specs: FlagSpecs): ArgvReading {
+  const { tokens, problem } = scanArgv(command, argv, specs);
+  const parsed = resultOf(tokens, specs);
+  return problem ? { parsed, problem } : { parsed };
 }

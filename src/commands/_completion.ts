@@ -1,7 +1,8 @@
 /**
  * Shell completion scripts for bash, zsh and fish, generated from the command map and each command's
- * flags (pure: cli.ts builds the model, `aicr completion <shell>` prints the script).
+ * declared flags (pure: cli.ts builds the model, `aicr completion <shell>` prints the script).
  */
+import { aliasesOf, type FlagSpecs, isFlag, takesValue } from "./_flag-spec.ts";
 
 export const SHELLS = ["bash", "zsh", "fish"] as const;
 export type Shell = (typeof SHELLS)[number];
@@ -11,6 +12,22 @@ export interface CompletionFlag {
   alias?: string | undefined;
   takesValue: boolean;
   description: string;
+}
+
+/** A command's listed flags as completion offers them (hidden ones left out). */
+export function completionFlags(specs: FlagSpecs): CompletionFlag[] {
+  return Object.entries(specs).flatMap(([name, spec]) =>
+    isFlag(spec) && !spec.hidden
+      ? [
+          {
+            name,
+            alias: aliasesOf(spec)[0],
+            takesValue: takesValue(spec),
+            description: spec.description ?? "",
+          },
+        ]
+      : [],
+  );
 }
 
 export interface CompletionCommand {

@@ -1,19 +1,20 @@
 /**
  * `--config <file>`: an AICRConfig document whose `spec.<command>` section gives that command's flags
- * values. Read after the command is known and its argv checked (_argv.ts), before citty parses it: the
- * section becomes flag tokens for every flag absent from the command line, put in front of the
- * operator's argv, so every parser, default and pre-flight check applies to them unchanged. Every
- * problem is an INVALID_REQUEST naming its path in the document, before any request. Only a local
- * file is read: a URL is refused (aicr never fetches a config; an air-gapped host behaves the same).
+ * values. Read once argv is read (_argv.ts): the section's values are merged under the command line's
+ * (which wins) for every flag it does not give, so every parser, default and pre-flight check applies
+ * to them unchanged. Every problem is an INVALID_REQUEST naming its path in the document, before any
+ * request. Only a local file is read: a URL is refused (aicr never fetches a config; an air-gapped
+ * host behaves the same).
  */
 import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
-import type { ArgsDef } from "citty";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
 import { AicrError } from "../core/errors.ts";
 import { nearest } from "../core/suggest.ts";
-import { flagValues, givenFlags } from "./_argv.ts";
+import type { ParsedArgv } from "./_argv.ts";
 import { at, CONFIG_GROUPS, type ConfigEntry, mapConfigEntries } from "./_config-flags.ts";
+import type { FlagSpecs } from "./_flag-spec.ts";
+import { mergeUnder } from "./_flags.ts";
 
 const isMap = (x: unknown): x is Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x);
@@ -183,33 +184,32 @@ const invalid = (file: string, problems: string[]) =>
   );
 
 /**
- * The config's tokens in front of the checked argv (normalizeArgv's output), for the flags the
- * command line does not give; argv unchanged without --config. `command` names the section.
+ * The config's values merged under what argv gave (the command line wins); `command` names the
+ * section. Every problem of the file is told at once, a value the command line overrides included.
  */
 export function applyConfigText(
   command: string,
-  argv: readonly string[],
-  args: ArgsDef,
+  parsed: ParsedArgv,
+  args: FlagSpecs,
   text: string,
   file: string,
-): string[] {
+): ParsedArgv {
   const read = configEntries(command, text, file);
-  const mapped = mapConfigEntries(command, read.entries, args, givenFlags(argv, args));
+  const mapped = mapConfigEntries(command, read.entries, args, new Set(parsed.values.keys()));
   const problems = [...read.problems, ...mapped.problems];
   if (problems.length) throw invalid(file, problems);
-  const { tokens } = mapped;
-  return [...tokens, ...argv];
+  return mergeUnder(parsed, mapped.values);
 }
 
-/** `--config` read and applied (see applyConfigText); argv unchanged when the flag is absent. */
-export function applyConfigFile(command: string, argv: readonly string[], args: ArgsDef): string[] {
-  const files = flagValues(argv, "config");
-  if (files.length === 0) return [...argv];
+/** `--config` read and applied (see applyConfigText); what argv gave, unchanged, when the flag is absent. */
+export function applyConfigFile(command: string, parsed: ParsedArgv, args: FlagSpecs): ParsedArgv {
+  const files = (parsed.values.get("config") ?? []).map(String);
+  if (files.length === 0) return parsed;
   if (files.length > 1)
     throw new AicrError("INVALID_REQUEST", `--config given ${files.length} times`, {
       remedy: "pass one config file; flags on the command line override its values",
       context: { flag: "--config", values: files },
     });
   const file = files[0] ?? "";
-  return applyConfigText(command, argv, args, readConfigFile(file), file);
+  return applyConfigText(command, parsed, args, readConfigFile(file), file);
 }

@@ -1,14 +1,14 @@
 /**
- * One command's section of an AICRConfig document → flag tokens (pure). Keys are the camelCase of the
- * command's declared flags, read from the same definitions as _argv.ts, so a flag added to a command
- * is a config key at once. Values: true/false for boolean flags, a string or number for value flags, a
- * list for repeatable ones (a flag whose help says "repeatable"), and a `key: value` map for flags whose
- * values are key=value pairs (value hint `k=v`: one token per entry; value hint `list`: comma-joined).
- * Only flags absent from the command line are emitted: the command line wins, and a repeatable flag
- * given there replaces the config's values instead of adding to them.
+ * One command's section of an AICRConfig document → flag values (pure). Keys are the camelCase of the
+ * command's declared flags (_flag-spec.ts), so a flag added to a command is a config key at once.
+ * Values by the flag's type: true/false for a boolean, a string or number for a value flag, a list for
+ * a repeatable one, and a `key: value` map for one whose values are key=value pairs (one value per
+ * entry when repeatable, else comma-joined). A flag declared `notInConfig` is refused with its reason.
+ * Only flags absent from the command line take the file's values: the command line wins, and a
+ * repeatable flag given there replaces the config's values instead of adding to them.
  */
-import type { ArgDef, ArgsDef } from "citty";
 import { nearest } from "../core/suggest.ts";
+import { type FlagSpec, type FlagSpecs, isFlag, isRepeatable, takesValue } from "./_flag-spec.ts";
 
 /** Groupings a section may use (as the original's documents do); their keys map onto the same flags. */
 export const CONFIG_GROUPS: Readonly<Record<string, Readonly<Record<string, readonly string[] | "any">>>> = {
@@ -16,24 +16,12 @@ export const CONFIG_GROUPS: Readonly<Record<string, Readonly<Record<string, read
   validate: { agent: "any", input: ["recipe", "snapshot"] },
 };
 
-/** Flags a config may not set, and why (the remedy of the refusal). */
-export const REFUSED_FLAGS: Readonly<Record<string, string>> = {
-  config: "a config file cannot name another one",
-  debug: "logging starts before the config is read: pass --debug on the command line",
-  v: "logging starts before the config is read: pass -v on the command line",
-  "log-json": "logging starts before the config is read: pass --log-json on the command line",
-  "run-id": "a run ID names a single run: pass --run-id (or $AICR_RUN_ID) for the run that needs it",
-  help: "help is not a setting: pass --help on the command line",
-};
-
 export const camel = (flag: string): string =>
   flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
 
-type Def = ArgDef & { description?: string; valueHint?: string; repeatable?: boolean };
-const isRepeatable = (d: Def): boolean =>
-  d.repeatable === true || /\brepeatable\b/i.test(d.description ?? "");
-const mapForm = (d: Def): "tokens" | "joined" | undefined =>
-  (d.valueHint ?? "").includes("=") ? "tokens" : d.valueHint === "list" ? "joined" : undefined;
+/** Why a config may not set this flag, if it may not. */
+const refusal = (spec: FlagSpec | undefined): string | undefined =>
+  spec && isFlag(spec) ? spec.notInConfig : undefined;
 
 interface KeyTarget {
   flag: string;
@@ -42,7 +30,7 @@ interface KeyTarget {
 }
 
 /** Every config key a command's flags answer to: camelCase, the plural of repeatable ones, noX/x for booleans. */
-export function configKeys(args: ArgsDef): Map<string, KeyTarget> {
+export function configKeys(args: FlagSpecs): Map<string, KeyTarget> {
   const out = new Map<string, KeyTarget>();
   const add = (key: string, target: KeyTarget) => {
     if (!out.has(key)) out.set(key, target);
@@ -53,7 +41,7 @@ export function configKeys(args: ArgsDef): Map<string, KeyTarget> {
     if (def.type === "boolean") {
       if (flag.startsWith("no-")) add(camel(flag.slice(3)), { flag, negate: true });
       else add(camel(`no-${flag}`), { flag, negate: true });
-    } else if (isRepeatable(def as Def)) add(`${camel(flag)}s`, { flag, negate: false });
+    } else if (isRepeatable(def)) add(`${camel(flag)}s`, { flag, negate: false });
   }
   return out;
 }
@@ -66,7 +54,8 @@ export interface ConfigEntry {
 }
 
 export interface Mapped {
-  tokens: string[];
+  /** Each flag's values from the file: strings, or a boolean. */
+  values: Map<string, (string | boolean)[]>;
   problems: string[];
 }
 
@@ -82,10 +71,10 @@ export const at = (parent: string, key: string): string =>
   /^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`;
 
 /** The values one entry gives its flag, or a problem naming its path. */
-function values(entry: ConfigEntry, def: Def): string[] | string {
+function values(entry: ConfigEntry, def: FlagSpec): string[] | string {
   const { path, value } = entry;
   const repeatable = isRepeatable(def);
-  const form = mapForm(def);
+  const form = takesValue(def) && def.pairs ? (repeatable ? "entries" : "joined") : undefined;
   if (form && isMap(value)) {
     const pairs: string[] = [];
     for (const [k, v] of Object.entries(value)) {
@@ -93,7 +82,7 @@ function values(entry: ConfigEntry, def: Def): string[] | string {
       if (text === undefined) return `${at(path, k)}: expected a string (a map of strings, key: value)`;
       pairs.push(`${k}=${text}`);
     }
-    return form === "tokens" && repeatable ? pairs : pairs.length ? [pairs.join(",")] : [];
+    return form === "entries" ? pairs : pairs.length ? [pairs.join(",")] : [];
   }
   const expected = form
     ? repeatable
@@ -116,33 +105,33 @@ function values(entry: ConfigEntry, def: Def): string[] | string {
 }
 
 /**
- * The tokens (`--key=value`, `--key`, `--no-key`) for every entry whose flag is not in `given`, and
- * every problem found, each naming its path. `command` is for messages.
+ * The values of every entry whose flag is not in `given`, and every problem found, each naming its
+ * path (a value the command line overrides is still checked). `command` is for messages.
  */
 export function mapConfigEntries(
   command: string,
   entries: readonly ConfigEntry[],
-  args: ArgsDef,
+  args: FlagSpecs,
   given: ReadonlySet<string>,
 ): Mapped {
   const keys = configKeys(args);
-  const suggestable = [...keys.entries()].filter(([, t]) => !(t.flag in REFUSED_FLAGS)).map(([k]) => k);
+  const suggestable = [...keys.entries()].filter(([, t]) => !refusal(args[t.flag])).map(([k]) => k);
   const setBy = new Map<string, string>();
-  const tokens: string[] = [];
+  const out = new Map<string, (string | boolean)[]>();
   const problems: string[] = [];
   for (const entry of entries) {
     const target = keys.get(entry.key);
     if (!target) {
       const kebab = keys.get(camel(entry.key));
-      const guess =
-        kebab && !(kebab.flag in REFUSED_FLAGS) ? camel(entry.key) : nearest(entry.key, suggestable);
+      const guess = kebab && !refusal(args[kebab.flag]) ? camel(entry.key) : nearest(entry.key, suggestable);
       problems.push(
         `${entry.path}: unknown key for "aicr ${command}"${guess ? `: did you mean "${guess}"?` : ""}`,
       );
       continue;
     }
     const { flag, negate } = target;
-    const refused = REFUSED_FLAGS[flag];
+    const def = args[flag] as FlagSpec;
+    const refused = refusal(def);
     if (refused) {
       problems.push(`${entry.path}: --${flag} cannot be set in a config file (${refused})`);
       continue;
@@ -153,18 +142,17 @@ export function mapConfigEntries(
       continue;
     }
     setBy.set(flag, entry.path);
-    const def = args[flag] as Def;
     if (def.type === "boolean") {
       if (typeof entry.value !== "boolean") {
         problems.push(`${entry.path}: expected true or false`);
         continue;
       }
-      if (!given.has(flag)) tokens.push(entry.value !== negate ? `--${flag}` : `--no-${flag}`);
+      if (!given.has(flag)) out.set(flag, [entry.value !== negate]);
       continue;
     }
     const got = values(entry, def);
     if (typeof got === "string") problems.push(got);
-    else if (!given.has(flag)) tokens.push(...got.map((v) => `--${flag}=${v}`));
+    else if (!given.has(flag) && got.length > 0) out.set(flag, isRepeatable(def) ? got : got.slice(-1));
   }
-  return { tokens, problems };
+  return { values: out, problems };
 }

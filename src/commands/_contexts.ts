@@ -7,7 +7,6 @@
 import { existsSync, statSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { ArgsDef } from "citty";
 import { AicrError } from "../core/errors.ts";
 import { checkFileDestination, writeFileAtomic } from "../core/files.ts";
 import type { Logger } from "../core/log.ts";
@@ -30,9 +29,8 @@ import { type Destination, parseDestination } from "../snapshot/deliver.ts";
 import { renderSnapshot } from "../snapshot/render.ts";
 import { createTransport } from "../transport/registry.ts";
 import { resolveNamespace } from "./_args.ts";
-import { flagBoolean, flagValues } from "./_argv.ts";
+import type { FlagSpecs } from "./_flag-spec.ts";
 import { checkFleetDir, type FleetFlags } from "./_fleet-flags.ts";
-import { parseBool } from "./_parse.ts";
 import type { ResolvedSnapshotFlags } from "./_snapshot-flags.ts";
 
 /** `--all-contexts`, declared by the commands that take several contexts (aicr snapshot). */
@@ -42,7 +40,7 @@ export const contextsArgs = {
     description:
       "Snapshot every context of the kubeconfig at once (as several --context); needs -o <dir>/: one file per context",
   },
-} as const satisfies ArgsDef;
+} as const satisfies FlagSpecs;
 
 const invalid = (message: string, remedy: string, context: Record<string, unknown>): AicrError =>
   new AicrError("INVALID_REQUEST", message, { remedy, context });
@@ -60,11 +58,10 @@ export interface ContextsSource {
  * duplicates, --all-contexts with --context, or several contexts outside remote mode: INVALID_REQUEST.
  */
 export function selectContexts(
-  rawArgs: readonly string[],
+  given: { names: readonly string[]; all: boolean },
   source: ContextsSource,
 ): KubeContextEntry[] | undefined {
-  const names = flagValues(rawArgs, "context");
-  const all = parseBool("--all-contexts", flagBoolean(rawArgs, "all-contexts"), false);
+  const { names, all } = given;
   if (!all && names.length <= 1) return undefined;
   if (all && names.length > 0)
     throw invalid(
@@ -261,6 +258,7 @@ async function fleetInContext(
     parallelism: fleet.parallelism,
     maxNodes: fleet.maxNodes,
     sample: fleet.sample,
+    nodeTimeoutMs: fleet.nodeTimeoutMs,
     format,
   });
   const n = await writeFleetDir(at.dir, result.nodes, result.report, format);

@@ -1,101 +1,104 @@
-import { type ArgsDef, type CommandDef, type CommandMeta, defineCommand, type ParsedArgs } from "citty";
 import { createRunContext, type RunContext } from "../run/context.ts";
 import type { TransportName } from "../transport/types.ts";
 import { checkOneContext, globalArgs, verbosity } from "./_args.ts";
+import type { FlagSpec, FlagSpecs } from "./_flag-spec.ts";
+import type { Flags } from "./_flags.ts";
 
-export interface CliData {
-  signal: AbortSignal;
-}
-
-/** The global flags of a command that never contacts a cluster: no --kubeconfig, no --context. */
-type OfflineGlobals = Omit<typeof globalArgs, "kubeconfig" | "context">;
-type WithGlobals<A extends ArgsDef> = A & typeof globalArgs;
-
-/** citty's meta plus what aicr's help shows: examples (one command line each). */
-export interface AicrMeta extends CommandMeta {
-  examples?: readonly string[];
-}
-
-/** The global flags a command takes: without --kubeconfig/--context when it has no cluster. */
-export function commandGlobals(cluster: boolean): ArgsDef {
-  if (cluster) return globalArgs;
-  const { kubeconfig: _k, context: _c, ...rest } = globalArgs;
-  return rest satisfies OfflineGlobals;
-}
+type Globals = typeof globalArgs;
+type GlobalName = keyof Globals;
 
 /** `--config <file>` as a command that takes one declares it (only the flag: _config-file.ts reads it). */
-export const configArg = (command: string): ArgsDef => ({
-  config: {
-    type: "string",
-    description: `AICRConfig file (YAML or JSON): spec.${command} gives flags values; flags given here win, a repeatable one's replace the file's (examples/aicr-config.yaml)`,
-    valueHint: "file",
-  },
-});
+export const configArg = (command: string) =>
+  ({
+    config: {
+      type: "string",
+      description: `AICRConfig file (YAML or JSON): spec.${command} gives flags values; flags given here win, a repeatable one's replace the file's (examples/aicr-config.yaml)`,
+      valueHint: "file",
+      notInConfig: "a config file cannot name another one",
+    },
+  }) as const satisfies FlagSpecs;
+
+/** The global flags a command takes: without --kubeconfig/--context when it has no cluster. */
+export function commandGlobals(cluster: boolean): FlagSpecs {
+  if (cluster) return globalArgs;
+  const { kubeconfig: _k, context: _c, ...rest } = globalArgs;
+  return rest;
+}
 
 /**
- * A command in aicr's shape: the global flags are spread in, and `run` receives the one run context
- * this invocation creates, built from those flags.
+ * A command in aicr's shape: its flags declared once (its own, `--config` when it takes one, the
+ * global ones), and `run` given the one run context this invocation creates and the flag values.
+ * Its description is the command map's (cli.ts), written once.
  */
-export function defineAicrCommand<A extends ArgsDef>(def: {
+export interface AicrCommand<K extends string = string> {
   name: string;
   /** The group a subcommand belongs to (`image` for `aicr image push`). */
-  group?: string;
-  description: string;
+  group?: string | undefined;
   /** Command lines shown under "Examples:" in its help. */
+  examples?: readonly string[] | undefined;
+  /** true: it takes `--config <file>` (cli.ts merges the file's `spec.<name>` values). */
+  config: boolean;
+  /** Every flag and positional it takes. */
+  args: FlagSpecs;
+  run(flags: Flags<K>, signal: AbortSignal): Promise<void>;
+}
+
+/** The keys of a command's flags: its own, the global ones and --config. */
+export type KeysOf<A extends FlagSpecs> = (keyof A & string) | GlobalName | "config";
+
+export function defineAicrCommand<A extends FlagSpecs>(def: {
+  name: string;
+  group?: string;
   examples?: readonly string[];
   /**
    * false for commands that never contact a cluster: --kubeconfig and --context are neither
    * accepted nor listed (default true).
    */
   cluster?: boolean;
-  /** A global flag's description as this command reads it (e.g. validate's own -n default). */
-  globalDescriptions?: Partial<Record<keyof typeof globalArgs, string>>;
+  /** A global flag as this command reads it (e.g. validate's own -n default, cleanup-legacy's -n list). */
+  globals?: Partial<Record<GlobalName, Partial<FlagSpec>>>;
   /**
    * false for commands that neither touch a cluster nor name objects (version, image): no run-ID
    * line on stderr (the run ID still exists, at debug level).
    */
   announceRun?: boolean;
-  /**
-   * true: the command takes `--config <file>`, an AICRConfig document whose `spec.<name>` section
-   * gives its flags values (read by cli.ts through commands/_config-file.ts before citty parses argv).
-   */
   config?: boolean;
   /** true: `--context` may be repeated (aicr snapshot: commands/_contexts.ts); otherwise a second one is refused. */
   severalContexts?: boolean;
   args: A;
   /** The transport, fixed or chosen from the flags and environment (e.g. agent mode). */
-  transport: TransportName | ((args: ParsedArgs<WithGlobals<A>>, env: NodeJS.ProcessEnv) => TransportName);
-  /** `rawArgs` is the command's own argv, for repeatable flags (citty keeps only the last value). */
-  run: (ctx: RunContext, args: ParsedArgs<WithGlobals<A>>, raw: { rawArgs: string[] }) => Promise<void>;
-}): CommandDef<WithGlobals<A>> {
-  const globals: ArgsDef = Object.fromEntries(
-    Object.entries(commandGlobals(def.cluster ?? true)).map(([name, arg]) => {
-      const description = def.globalDescriptions?.[name as keyof typeof globalArgs];
-      return [name, description ? { ...arg, description } : arg];
+  transport: TransportName | ((flags: Flags<KeysOf<A>>, env: NodeJS.ProcessEnv) => TransportName);
+  run: (ctx: RunContext, flags: Flags<KeysOf<A>>) => Promise<void>;
+}): AicrCommand<KeysOf<A>> {
+  const globals = Object.fromEntries(
+    Object.entries(commandGlobals(def.cluster ?? true)).map(([name, spec]) => {
+      const override = def.globals?.[name as GlobalName];
+      return [name, override ? { ...spec, ...override } : spec];
     }),
-  );
-  const args = { ...def.args, ...(def.config ? configArg(def.name) : {}), ...globals } as WithGlobals<A>;
-  const meta: AicrMeta = { name: def.name, description: def.description, examples: def.examples };
-  return defineCommand({
-    meta,
-    args,
-    async run({ args: parsed, data, rawArgs }) {
-      const { signal } = data as CliData;
-      if (!def.severalContexts) checkOneContext(def.group ? `${def.group} ${def.name}` : def.name, rawArgs);
+  ) as FlagSpecs;
+  const command = def.group ? `${def.group} ${def.name}` : def.name;
+  return {
+    name: def.name,
+    group: def.group,
+    examples: def.examples,
+    config: def.config ?? false,
+    args: { ...def.args, ...(def.config ? configArg(def.name) : {}), ...globals },
+    async run(flags, signal) {
+      if (!def.severalContexts && flags.specs.context) checkOneContext(command, flags.list("context"));
       const ctx = createRunContext({
-        command: def.group ? `${def.group} ${def.name}` : def.name,
+        command,
         announce: def.announceRun ?? true,
-        transport: typeof def.transport === "function" ? def.transport(parsed, process.env) : def.transport,
+        transport: typeof def.transport === "function" ? def.transport(flags, process.env) : def.transport,
         signal,
         flags: {
-          runId: parsed["run-id"],
-          debug: parsed.debug || verbosity(parsed.v) >= 4,
-          logJson: parsed["log-json"],
-          kubeconfig: parsed.kubeconfig,
-          context: parsed.context,
+          runId: flags.string("run-id"),
+          debug: flags.bool("debug") || verbosity(flags.string("v")) >= 4,
+          logJson: flags.bool("log-json"),
+          kubeconfig: flags.specs.kubeconfig ? flags.string("kubeconfig") : undefined,
+          context: flags.specs.context ? flags.string("context") : undefined,
         },
       });
-      await def.run(ctx, parsed, { rawArgs });
+      await def.run(ctx, flags);
     },
-  });
+  };
 }

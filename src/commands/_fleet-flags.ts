@@ -6,7 +6,8 @@ import { fleetStdout, writeFleetDir } from "../remote/fleet-output.ts";
 import type { SnapshotRunOptions } from "../remote/options.ts";
 import type { RunContext } from "../run/context.ts";
 import type { Destination } from "../snapshot/deliver.ts";
-import { badFlag } from "./_parse.ts";
+import type { FlagSpecs } from "./_flag-spec.ts";
+import { badFlag, parseDuration } from "./_parse.ts";
 
 /** The fleet flags of aicr snapshot, spread into its args. */
 export const fleetArgs = {
@@ -30,7 +31,12 @@ export const fleetArgs = {
     description: "--all-nodes: only N nodes, evenly spaced over the name-sorted set",
     valueHint: "n",
   },
-} as const;
+  "node-timeout": {
+    type: "duration",
+    description:
+      "--all-nodes: the bound of each node's agent, within the run's --timeout (default: none, each node is bounded only by --timeout)",
+  },
+} as const satisfies FlagSpecs;
 
 export type FleetOutput = { kind: "stdout" } | { kind: "dir"; path: string };
 
@@ -38,6 +44,8 @@ export interface FleetFlags {
   parallelism: number;
   maxNodes?: number | undefined;
   sample?: number | undefined;
+  /** --node-timeout: each node's own bound (absent: only the run's --timeout). */
+  nodeTimeoutMs?: number | undefined;
   output: FleetOutput;
 }
 
@@ -60,14 +68,22 @@ export function resolveFleetFlags(f: {
   parallelism?: string | undefined;
   maxNodes?: string | undefined;
   sample?: string | undefined;
+  nodeTimeout?: string | undefined;
   output?: string | undefined;
   destination: Destination;
   presentation: unknown;
 }): FleetFlags | undefined {
   if (!f.allNodes) {
-    const stray = (["parallelism", "maxNodes", "sample"] as const).find((k) => f[k] !== undefined);
+    const stray = (["parallelism", "maxNodes", "sample", "nodeTimeout"] as const).find(
+      (k) => f[k] !== undefined,
+    );
     if (stray) {
-      const flag = { parallelism: "--parallelism", maxNodes: "--max-nodes", sample: "--sample" }[stray];
+      const flag = {
+        parallelism: "--parallelism",
+        maxNodes: "--max-nodes",
+        sample: "--sample",
+        nodeTimeout: "--node-timeout",
+      }[stray];
       throw new AicrError("INVALID_REQUEST", `${flag} applies only to a fleet run`, {
         remedy: `add --all-nodes, or leave out ${flag}`,
         context: { field: flag },
@@ -79,6 +95,8 @@ export function resolveFleetFlags(f: {
     f.parallelism === undefined ? DEFAULT_PARALLELISM : positive("--parallelism", f.parallelism);
   const maxNodes = f.maxNodes === undefined ? undefined : positive("--max-nodes", f.maxNodes);
   const sample = f.sample === undefined ? undefined : positive("--sample", f.sample);
+  const nodeTimeoutMs =
+    f.nodeTimeout === undefined ? undefined : parseDuration("--node-timeout", f.nodeTimeout);
   if (f.presentation)
     throw new AicrError(
       "INVALID_REQUEST",
@@ -89,7 +107,8 @@ export function resolveFleetFlags(f: {
       },
     );
   const d = f.destination;
-  if (d.kind === "stdout") return { parallelism, maxNodes, sample, output: { kind: "stdout" } };
+  const counts = { parallelism, maxNodes, sample, nodeTimeoutMs };
+  if (d.kind === "stdout") return { ...counts, output: { kind: "stdout" } };
   if (d.kind === "configmap")
     throw new AicrError(
       "INVALID_REQUEST",
@@ -99,7 +118,7 @@ export function resolveFleetFlags(f: {
         context: { field: "--output", value: f.output },
       },
     );
-  return { parallelism, maxNodes, sample, output: { kind: "dir", path: checkFleetDir(d.path) } };
+  return { ...counts, output: { kind: "dir", path: checkFleetDir(d.path) } };
 }
 
 /** The fleet's output directory, checked now: returns its path without the trailing slash. */
@@ -154,6 +173,7 @@ export async function runFleetSnapshot(
     parallelism: fleet.parallelism,
     maxNodes: fleet.maxNodes,
     sample: fleet.sample,
+    nodeTimeoutMs: fleet.nodeTimeoutMs,
     format,
   });
   if (fleet.output.kind === "dir") {

@@ -9,6 +9,7 @@ import { loadTemplate, readProviderDumps } from "../snapshot/inputs.ts";
 import { PRESENTATION_FORMATS, type Presentation } from "../snapshot/render.ts";
 import type { Subtype } from "../snapshot/schema.ts";
 import type { SnapshotFormat } from "../snapshot/serialize.ts";
+import type { FlagSpecs } from "./_flag-spec.ts";
 import { badFlag, parseBool, parseCount } from "./_parse.ts";
 
 /** The flags of a node collection (the in-pod agent, `snapshot --local`), declared once. */
@@ -20,7 +21,8 @@ export const nodeArgs = {
     valueHint: "dest",
   },
   format: {
-    type: "string",
+    type: "enum",
+    options: PRESENTATION_FORMATS,
     alias: "t",
     description:
       "yaml (default), json, or table (FIELD/VALUE rows for reading only: not readable back, not with cm://)",
@@ -30,8 +32,9 @@ export const nodeArgs = {
     type: "string",
     description: "Truncate node lists in topology readings to N names (0: no limit)",
     valueHint: "n",
+    env: "AICR_MAX_NODES_PER_ENTRY",
   },
-} as const;
+} as const satisfies FlagSpecs;
 
 /** The cloud node-pool dumps, read on the operator's side (snapshot, and validate's live capture). */
 export const providerArgs = {
@@ -52,7 +55,7 @@ export const providerArgs = {
       "JSON of `gcloud container node-pools list --cluster <name> --format=json` → K8s.gke-gpu-pools readings (≤ 1 MiB)",
     valueHint: "file",
   },
-} as const;
+} as const satisfies FlagSpecs;
 
 /** The snapshot's extra inputs on the operator's side (remote and --local): files read before any request. */
 export interface PresentationFlags {

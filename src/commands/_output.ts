@@ -1,15 +1,16 @@
 import { stringify } from "yaml";
 import { AicrError } from "../core/errors.ts";
+import type { ValueFlag } from "./_flag-spec.ts";
 
 export type OutputFormat = "text" | "json" | "yaml";
 
 /** `-o text|json|yaml` declared once for the commands that print a report. */
 export const outputArg = {
-  type: "string",
+  type: "enum",
+  options: ["text", "json", "yaml"],
   alias: "o",
   description: "Output format: text (default), json or yaml",
-  valueHint: "text|json|yaml",
-} as const;
+} as const satisfies ValueFlag;
 
 export function outputFormat(value: string | undefined): OutputFormat {
   const v = value ?? "text";

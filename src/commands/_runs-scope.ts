@@ -2,13 +2,14 @@ import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
 import type { RunsScope } from "../runs/types.ts";
 import { type KubeconfigFlags, resolveNamespace } from "./_args.ts";
+import type { BooleanFlag } from "./_flag-spec.ts";
 
 /** `-A` for every namespace, also declared once for both runs verbs. */
 export const allNamespacesArg = {
   type: "boolean",
   alias: "A",
   description: "Look in every namespace (cluster-scoped run objects are always read)",
-} as const;
+} as const satisfies BooleanFlag;
 
 /** -n (or its defaults) or -A, checked before any request. */
 export function runsScope(

@@ -1,23 +1,21 @@
-import type { ArgDef, ArgsDef } from "citty";
 import { type ErrorCode, EXIT_CODES, UNSTRUCTURED_EXIT } from "../core/errors.ts";
+import { aliasesOf, type FlagSpec, type FlagSpecs, takesValue, valueHintOf } from "./_flag-spec.ts";
 
 /**
  * aicr's help page, rendered from a command's definition (pure): wrapped to the given width with no
  * trailing spaces, each flag once with its aliases, value hint and description, the default said
- * once, a boolean's `--no-x` line when it has a negative description (or defaults to true), hidden
- * flags left out, then the examples and, on the root page, the exit codes.
+ * once, the environment variable it falls back to, a boolean's `--no-x` line when it has a negative
+ * description (or defaults to true), hidden flags left out, then the examples and, on the root page,
+ * the exit codes.
  */
-
-/** A flag definition as aicr declares it: citty's, plus `hidden` (accepted, never listed). */
-export type UsageArg = ArgDef & { hidden?: boolean; negativeDescription?: string };
 
 export interface UsageCommand {
   /** The full command path as typed: `aicr`, `aicr snapshot`, `aicr image push`. */
   path: string;
   description: string;
-  args?: ArgsDef;
+  args?: FlagSpecs;
   /** Flags shared by every command: listed under their own heading. */
-  globalArgs?: ArgsDef;
+  globalArgs?: FlagSpecs;
   /** A group's (or the root's) subcommands, in order. */
   subcommands?: { name: string; description: string }[];
   examples?: readonly string[];
@@ -79,21 +77,21 @@ export function wrap(text: string, width: number): string[] {
   return lines.length ? lines : [""];
 }
 
-const aliases = (def: ArgDef): string[] => [(def as { alias?: string | string[] }).alias ?? []].flat();
-
-/** Says the default only when the description does not already. */
-function describe(def: UsageArg): string {
-  const text = def.description ?? "";
+/** Says the environment variable and the default, each only when the description does not already. */
+function describe(def: FlagSpec): string {
+  const env = def.type !== "positional" ? def.env : undefined;
+  const base = def.description ?? "";
+  const text = env && !base.includes(`$${env}`) ? `${base} (also $${env})`.trim() : base;
   if (def.default === undefined || def.default === false || /\bdefault\b/i.test(text)) return text;
   const value = def.default === true ? "default" : `default: ${String(def.default)}`;
   return text ? `${text} (${value})` : `(${value})`;
 }
 
 /** The rows of one flag: `-o, --output <dest>` and its text, then `--no-x` when it has one. */
-function flagRows(name: string, def: UsageArg): [string, string][] {
-  const short = aliases(def).filter((a) => a.length === 1);
-  const long = aliases(def).filter((a) => a.length > 1);
-  const hint = def.type === "string" || def.type === "enum" ? ` <${def.valueHint ?? name}>` : "";
+function flagRows(name: string, def: FlagSpec): [string, string][] {
+  const short = aliasesOf(def).filter((a) => a.length === 1);
+  const long = aliasesOf(def).filter((a) => a.length > 1);
+  const hint = takesValue(def) ? ` <${valueHintOf(name, def)}>` : "";
   const head = short.length ? `${short.map((a) => `-${a}`).join(", ")}, ` : "    ";
   const spelled = [name, ...long].map((n) => `--${n}`).join(", ");
   const rows: [string, string][] = [[`${head}${spelled}${hint}`, describe(def)]];
@@ -102,7 +100,7 @@ function flagRows(name: string, def: UsageArg): [string, string][] {
   return rows;
 }
 
-const isListed = (def: ArgDef): boolean => !(def as UsageArg).hidden;
+const isListed = (def: FlagSpec): boolean => !def.hidden;
 
 /** Two columns when they fit, else the text under its label; every line within `width`. */
 function table(rows: [string, string][], width: number, indent = 2): string[] {
@@ -136,7 +134,9 @@ export function renderUsage(cmd: UsageCommand, width: number): string {
   const words = [cmd.path];
   if (cmd.subcommands?.length) words.push("<command>");
   for (const [name, d] of positionals)
-    words.push(d.required === false ? `[${name.toUpperCase()}]` : `<${name.toUpperCase()}>`);
+    words.push(
+      d.type === "positional" && d.required === false ? `[${name.toUpperCase()}]` : `<${name.toUpperCase()}>`,
+    );
   if (flags.length || globals.length) words.push("[flags]");
   out.push("Usage:", ...wrap(words.join(" "), width - 2).map((l) => `  ${l}`), "");
 
@@ -151,15 +151,15 @@ export function renderUsage(cmd: UsageCommand, width: number): string {
     );
   }
   if (positionals.length) {
-    const rows = positionals.map(([n, d]): [string, string] => [n.toUpperCase(), describe(d as UsageArg)]);
+    const rows = positionals.map(([n, d]): [string, string] => [n.toUpperCase(), describe(d)]);
     out.push("Arguments:", ...table(rows, width), "");
   }
   if (flags.length) {
-    const rows = flags.flatMap(([n, d]) => flagRows(n, d as UsageArg));
+    const rows = flags.flatMap(([n, d]) => flagRows(n, d));
     out.push("Flags:", ...table(rows, width), "");
   }
   if (globals.length) {
-    const rows = globals.flatMap(([n, d]) => flagRows(n, d as UsageArg));
+    const rows = globals.flatMap(([n, d]) => flagRows(n, d));
     out.push(flags.length || cmd.subcommands ? "Global flags:" : "Flags:", ...table(rows, width), "");
   }
   if (cmd.examples?.length) {

@@ -8,8 +8,16 @@ import { nodeArgs, runNodeSnapshot } from "./_node.ts";
  */
 export default defineAicrCommand({
   name: "agent",
-  description: "Internal: the in-pod agent (collect this node, write the snapshot ConfigMap)",
   transport: "in-cluster",
   args: nodeArgs,
-  run: (ctx, args) => runNodeSnapshot(ctx, args, (text) => void process.stdout.write(text)),
+  run: (ctx, flags) =>
+    runNodeSnapshot(
+      ctx,
+      {
+        output: flags.string("output"),
+        format: flags.string("format"),
+        "max-nodes-per-entry": flags.string("max-nodes-per-entry"),
+      },
+      (text) => void process.stdout.write(text),
+    ),
 });

@@ -5,21 +5,23 @@ import { askYesNo, isInteractive } from "../legacy/confirm.ts";
 import { toJson } from "../legacy/report.ts";
 import type { Scope } from "../legacy/types.ts";
 import { resolveNamespace } from "./_args.ts";
-import { flagValues } from "./_argv.ts";
 import { defineAicrCommand } from "./_define.ts";
 
 const invalid = (message: string, detail: { remedy: string; context: Record<string, unknown> }): AicrError =>
   new AicrError("INVALID_REQUEST", message, detail);
 
-/** -n is repeatable here; citty keeps only the last value, so every one is read from the raw arguments. */
+/** -n is repeatable here, each value a namespace or a comma list of them. */
 function scopeFrom(
-  args: { namespace?: string; "all-namespaces"?: boolean; kubeconfig?: string; context?: string },
-  input: { rawArgs: readonly string[]; env: Readonly<Record<string, string | undefined>> },
+  args: {
+    namespaces: string[];
+    allNamespaces: boolean;
+    kubeconfig?: string | undefined;
+    context?: string | undefined;
+  },
+  env: Readonly<Record<string, string | undefined>>,
 ): Scope {
-  const { env } = input;
-  const given = flagValues(input.rawArgs, "namespace", { list: true });
-  if (given.length === 0 && args.namespace) given.push(args.namespace);
-  if (args["all-namespaces"]) {
+  const given = args.namespaces;
+  if (args.allNamespaces) {
     if (given.length > 0) {
       throw invalid(`--all-namespaces and -n ${JSON.stringify(given.join(","))} were both given`, {
         remedy: "pass either --all-namespaces or one or more -n <namespace>",
@@ -45,13 +47,13 @@ function scopeFrom(
 /** aicr cleanup-legacy: validate flags → gate → plan (pure) → confirm → delete → receipt. */
 export default defineAicrCommand({
   name: "cleanup-legacy",
-  description: "Remove the fixed-name objects aicr created before run isolation (guarded, scriptable)",
   examples: [
     "aicr cleanup-legacy -n gpu-operator --dry-run",
     "aicr cleanup-legacy -n gpu-operator",
     "aicr cleanup-legacy --all-namespaces --yes -o json > receipt.json",
   ],
   transport: "remote",
+  globals: { namespace: { list: true } },
   args: {
     "all-namespaces": {
       type: "boolean",
@@ -66,23 +68,32 @@ export default defineAicrCommand({
       description: "Also delete the legacy aicr-snapshot ConfigMap (kept by default: it may be a user's)",
     },
     output: {
-      type: "string",
+      type: "enum",
+      options: ["text", "json"],
       alias: "o",
       description: "json: print the plan (dry run) or the receipt on stdout",
       valueHint: "json",
     },
   },
-  async run(ctx, args, raw) {
-    const output = args.output ?? "text";
+  async run(ctx, flags) {
+    const output = flags.string("output") ?? "text";
     if (output !== "text" && output !== "json") {
       throw invalid(`invalid --output ${JSON.stringify(output)}: expected "json" or "text"`, {
         remedy: "pass -o json for the plan or receipt on stdout, or omit -o",
         context: { field: "--output", value: output },
       });
     }
-    const scope = scopeFrom(args, { rawArgs: raw.rawArgs, env: ctx.env });
-    const dryRun = Boolean(args["dry-run"]);
-    const yes = Boolean(args.yes);
+    const scope = scopeFrom(
+      {
+        namespaces: flags.list("namespace"),
+        allNamespaces: flags.bool("all-namespaces"),
+        kubeconfig: flags.string("kubeconfig"),
+        context: flags.string("context"),
+      },
+      ctx.env,
+    );
+    const dryRun = flags.bool("dry-run");
+    const yes = flags.bool("yes");
     if (!dryRun && !yes && !isInteractive()) {
       throw invalid(
         "refusing to delete without confirmation: there is no terminal to ask on and --yes was not given",
@@ -100,8 +111,8 @@ export default defineAicrCommand({
       scope,
       dryRun,
       yes,
-      force: Boolean(args.force),
-      includeConfigMaps: Boolean(args["include-configmaps"]),
+      force: flags.bool("force"),
+      includeConfigMaps: flags.bool("include-configmaps"),
       signal: ctx.signal,
       log: ctx.log,
       confirm: (count) => askYesNo(`Delete ${count} object(s)? [y/N] `, ctx.signal),

@@ -8,7 +8,6 @@ import { diffDocument, renderText, summaryLine } from "../diff/report.ts";
 import { loadBoth, parseDiffSource } from "../diff/source.ts";
 import type { RunContext } from "../run/context.ts";
 import { isConfigMapUri } from "../snapshot/cm-uri.ts";
-import { flagValues } from "./_argv.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { type OutputFormat, outputArg, outputFormat, render } from "./_output.ts";
 
@@ -83,8 +82,6 @@ async function runFleet(
 export default defineAicrCommand({
   name: "diff",
   announceRun: false,
-  description:
-    "Compare two snapshots reading by reading: added, removed and changed readings (drift); or a fleet's snapshots (--fleet)",
   examples: [
     "aicr diff -b baseline.yaml --target today.yaml",
     "aicr diff -b cm://gpu-operator/golden --target cm://gpu-operator/aicr-snapshot --fail-on-drift",
@@ -120,21 +117,24 @@ export default defineAicrCommand({
       type: "string",
       description: "Leave out reading paths matching this glob (* within a segment, ** across; repeatable)",
       valueHint: "glob",
+      repeatable: true,
     },
     output: outputArg,
   },
-  async run(ctx, args, { rawArgs }) {
+  async run(ctx, flags) {
     // Every flag checked before the first read.
-    const format = outputFormat(args.output);
-    if (args.fleet !== undefined) {
-      checkFleetFlags(args.fleet, args.target, args.baseline);
-      const ignored = ignoreMatcher(flagValues(rawArgs, "ignore"));
-      await runFleet(ctx, args.fleet, args.baseline, format, ignored, Boolean(args["fail-on-drift"]));
+    const format = outputFormat(flags.string("output"));
+    const fleet = flags.string("fleet");
+    const failOnDrift = flags.bool("fail-on-drift");
+    if (fleet !== undefined) {
+      checkFleetFlags(fleet, flags.string("target"), flags.string("baseline"));
+      const ignored = ignoreMatcher(flags.list("ignore"));
+      await runFleet(ctx, fleet, flags.string("baseline"), format, ignored, failOnDrift);
       return;
     }
-    const baseline = parseDiffSource("--baseline", args.baseline);
-    const target = parseDiffSource("--target", args.target);
-    const ignored = ignoreMatcher(flagValues(rawArgs, "ignore"));
+    const baseline = parseDiffSource("--baseline", flags.string("baseline"));
+    const target = parseDiffSource("--target", flags.string("target"));
+    const ignored = ignoreMatcher(flags.list("ignore"));
     const [a, b] = await loadBoth(
       [
         { flag: "--baseline", source: baseline },
@@ -149,7 +149,7 @@ export default defineAicrCommand({
     );
     const doc = diffDocument(a.name, b.name, diffSnapshots(a.snapshot, b.snapshot, ignored));
     process.stdout.write(render(format, doc, () => renderText(doc, useColor(ctx.env))));
-    if (args["fail-on-drift"] && doc.summary.total > 0) {
+    if (failOnDrift && doc.summary.total > 0) {
       throw new AicrError("CONFLICT", `${a.name} and ${b.name} differ: ${summaryLine(doc.summary)}`, {
         remedy: "review the changes above; leave out expected ones with --ignore <path-glob>",
         context: { ...doc.summary },

@@ -8,7 +8,6 @@ export default defineAicrCommand({
   group: "image",
   announceRun: false,
   cluster: false,
-  description: "List the images a run uses (agent, validators), after $AICR_IMAGE / $AICR_VALIDATOR_IMAGE",
   transport: "offline",
   args: {
     output: outputArg,
@@ -18,10 +17,10 @@ export default defineAicrCommand({
       description: "Print each distinct image reference once, nothing else",
     },
   },
-  async run(ctx, args) {
-    const format = outputFormat(args.output);
+  async run(ctx, flags) {
+    const format = outputFormat(flags.string("output"));
     const images = runImages(ctx.env);
-    if (args.quiet) {
+    if (flags.bool("quiet")) {
       process.stdout.write(`${[...new Set(images.map((i) => i.image))].join("\n")}\n`);
       return;
     }

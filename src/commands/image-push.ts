@@ -8,7 +8,6 @@ export default defineAicrCommand({
   name: "push",
   group: "image",
   announceRun: false,
-  description: "Push an OCI image archive to a registry (no Docker needed; resumes and skips what is there)",
   examples: [
     "aicr image save -o aicr.tar && aicr image push aicr.tar registry.example.com/aicr/aicr",
     "aicr image push aicr.tar registry.example.com/aicr/aicr:v0.1.0 --ca-file ca.pem",
@@ -43,16 +42,16 @@ export default defineAicrCommand({
       valueHint: "repository",
     },
   },
-  async run(ctx, args) {
+  async run(ctx, flags) {
     const inputs = await resolvePushInputs(
       {
-        archive: args.archive,
-        destination: args.destination,
-        username: args.username,
-        passwordStdin: args["password-stdin"],
-        caFile: args["ca-file"],
-        plainHttp: args["plain-http"],
-        mountFrom: args["mount-from"],
+        archive: flags.string("archive"),
+        destination: flags.string("destination"),
+        username: flags.string("username"),
+        passwordStdin: flags.bool("password-stdin"),
+        caFile: flags.string("ca-file"),
+        plainHttp: flags.bool("plain-http"),
+        mountFrom: flags.string("mount-from"),
       },
       () => Bun.stdin.text(),
     );

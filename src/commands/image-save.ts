@@ -11,8 +11,6 @@ export default defineAicrCommand({
   group: "image",
   announceRun: false,
   cluster: false,
-  description:
-    "Write this binary's image (its platform only) as an OCI archive: docker load, skopeo, image push",
   transport: "offline",
   args: {
     output: {
@@ -23,14 +21,15 @@ export default defineAicrCommand({
       valueHint: "file.tar",
     },
   },
-  async run(ctx, args) {
-    if (!args.output)
+  async run(ctx, flags) {
+    const output = flags.string("output");
+    if (!output)
       throw new AicrError("INVALID_REQUEST", "aicr image save needs -o <archive>", {
         remedy: "pass -o aicr-image.tar (a path that does not exist yet)",
         context: { field: "--output" },
       });
     const saved = await saveImage({
-      output: args.output,
+      output,
       executable: process.execPath,
       embedded: Bun.embeddedFiles,
       version: VERSION,

@@ -6,7 +6,6 @@ import { defineAicrCommand } from "./_define.ts";
 /** aicr render-rbac <sa>: validate → render (pure) → write a new directory → tell the operator. */
 export default defineAicrCommand({
   name: "render-rbac",
-  description: "Write the RBAC manifests that let an existing ServiceAccount run the agent (applies nothing)",
   examples: [
     "aicr render-rbac irsa-agent -n gpu-operator",
     "aicr render-rbac irsa-agent -n gpu-operator --discover-network --dir rbac/",
@@ -29,14 +28,15 @@ export default defineAicrCommand({
       valueHint: "path",
     },
     output: {
-      type: "string",
+      type: "enum",
+      options: ["text", "json"],
       alias: "o",
       description: "json: print a machine-readable summary on stdout",
       valueHint: "json",
     },
   },
-  async run(ctx, args) {
-    const output = args.output ?? "text";
+  async run(ctx, flags) {
+    const output = flags.string("output") ?? "text";
     if (output !== "text" && output !== "json") {
       throw new AicrError(
         "INVALID_REQUEST",
@@ -48,11 +48,11 @@ export default defineAicrCommand({
       );
     }
     await writeAgentRbac({
-      namespace: resolveNamespace(args.namespace, ctx.env, args),
-      serviceAccount: args["service-account"] ?? "",
-      discoverNetwork: Boolean(args["discover-network"]),
+      namespace: resolveNamespace(flags.string("namespace"), ctx.env),
+      serviceAccount: flags.string("service-account") ?? "",
+      discoverNetwork: flags.bool("discover-network"),
       runId: ctx.runId,
-      dir: args.dir ?? ".",
+      dir: flags.string("dir") ?? ".",
       json: output === "json",
       log: ctx.log,
       writeStdout: (text) => void process.stdout.write(text),

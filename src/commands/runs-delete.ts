@@ -9,7 +9,6 @@ export default defineAicrCommand({
   name: "delete",
   group: "runs",
   announceRun: false,
-  description: "Delete stale runs: each run's anchor ClusterRole (UID-pinned) and any object it does not own",
   examples: [
     "aicr runs delete 20260101-120000-0123456789abcdef -n gpu-operator --dry-run",
     "aicr runs delete 20260101-120000-0123456789abcdef -n gpu-operator --yes -o json",
@@ -28,15 +27,16 @@ export default defineAicrCommand({
     "dry-run": { type: "boolean", description: "Print the plan; delete nothing" },
     force: { type: "boolean", description: "Also delete a run whose Job is still active" },
     output: {
-      type: "string",
+      type: "enum",
+      options: ["text", "json"],
       alias: "o",
       description: "json: print the plan (dry run) or the receipt on stdout",
       valueHint: "json",
     },
   },
-  async run(ctx, args) {
-    const ids = checkRunIds((args._ ?? []).map(String));
-    const output = args.output ?? "text";
+  async run(ctx, flags) {
+    const ids = checkRunIds(flags.positionals);
+    const output = flags.string("output") ?? "text";
     if (output !== "text" && output !== "json") {
       throw new AicrError(
         "INVALID_REQUEST",
@@ -47,9 +47,17 @@ export default defineAicrCommand({
         },
       );
     }
-    const scope = runsScope(args, ctx.env);
-    const dryRun = Boolean(args["dry-run"]);
-    const yes = Boolean(args.yes);
+    const scope = runsScope(
+      {
+        namespace: flags.string("namespace"),
+        "all-namespaces": flags.bool("all-namespaces"),
+        kubeconfig: flags.string("kubeconfig"),
+        context: flags.string("context"),
+      },
+      ctx.env,
+    );
+    const dryRun = flags.bool("dry-run");
+    const yes = flags.bool("yes");
     if (!dryRun && !yes && !isInteractive()) {
       throw new AicrError(
         "INVALID_REQUEST",
@@ -67,7 +75,7 @@ export default defineAicrCommand({
       scope,
       dryRun,
       yes,
-      force: Boolean(args.force),
+      force: flags.bool("force"),
       log: ctx.log,
       signal: ctx.signal,
       confirm: (runs, objects) =>

@@ -9,13 +9,20 @@ export default defineAicrCommand({
   name: "list",
   group: "runs",
   announceRun: false,
-  description: "List the aicr runs whose objects are in the cluster: age, command, Job state, objects",
   examples: ["aicr runs list -A", "aicr runs list -n gpu-operator -o json"],
   transport: "remote",
   args: { "all-namespaces": allNamespacesArg, output: outputArg },
-  async run(ctx, args) {
-    const format = outputFormat(args.output);
-    const scope = runsScope(args, ctx.env);
+  async run(ctx, flags) {
+    const format = outputFormat(flags.string("output"));
+    const scope = runsScope(
+      {
+        namespace: flags.string("namespace"),
+        "all-namespaces": flags.bool("all-namespaces"),
+        kubeconfig: flags.string("kubeconfig"),
+        context: flags.string("context"),
+      },
+      ctx.env,
+    );
     const client = await ctx.transport.connect();
     if (!client) throw new AicrError("INTERNAL", "the remote transport returned no cluster client");
     const runs = await listRuns(client, scope);

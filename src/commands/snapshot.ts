@@ -6,12 +6,10 @@ import { collectSnapshot } from "../remote/collect-snapshot.ts";
 import { checkDestination, describeDestination } from "../snapshot/deliver.ts";
 import { renderSnapshot } from "../snapshot/render.ts";
 import { resolveNamespace } from "./_args.ts";
-import { flagBoolean, flagValues } from "./_argv.ts";
 import { contextsArgs, runSnapshotContexts, selectContexts } from "./_contexts.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { fleetArgs, resolveFleetFlags, runFleetSnapshot } from "./_fleet-flags.ts";
 import { nodeArgs, providerArgs, runNodeSnapshot } from "./_node.ts";
-import { parseBool } from "./_parse.ts";
 import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
 
 const writeStdout = (text: string): void => void process.stdout.write(text);
@@ -23,7 +21,6 @@ const writeStdout = (text: string): void => void process.stdout.write(text);
  */
 export default defineAicrCommand({
   name: "snapshot",
-  description: "Capture a GPU node's configuration through a run-isolated agent Job (--local: this host)",
   examples: [
     "aicr snapshot -n gpu-operator -o node.yaml",
     "aicr snapshot -n gpu-operator -o cm://gpu-operator/aicr-snapshot",
@@ -34,7 +31,8 @@ export default defineAicrCommand({
   ],
   config: true,
   severalContexts: true,
-  transport: (args) => (args["add-roles-to-service-account"] ? "offline" : args.local ? "local" : "remote"),
+  transport: (flags) =>
+    flags.string("add-roles-to-service-account") ? "offline" : flags.bool("local") ? "local" : "remote",
   args: {
     ...nodeArgs,
     ...fleetArgs,
@@ -47,11 +45,13 @@ export default defineAicrCommand({
       type: "string",
       description: "Agent image (default $AICR_IMAGE, then the image this build deploys: see 'aicr version')",
       valueHint: "ref",
+      env: "AICR_IMAGE",
     },
     "image-pull-secret": {
       type: "string",
       description: "Secret for pulling the image (repeatable)",
       valueHint: "name",
+      repeatable: true,
     },
     "job-name": {
       type: "string",
@@ -73,18 +73,21 @@ export default defineAicrCommand({
       type: "string",
       description: "key=value (repeatable); default: GPU nodes when the cluster labels any",
       valueHint: "k=v",
+      repeatable: true,
+      pairs: true,
     },
     toleration: {
       type: "string",
       description: "key=value:effect or key:effect (repeatable); default: tolerate every taint",
       valueHint: "t",
+      repeatable: true,
     },
     timeout: {
-      type: "string",
-      description: "How long to wait for the agent (default 5m)",
-      valueHint: "duration",
+      type: "duration",
+      description:
+        "The whole run's bound, from the permission gate to the last result: the one node's, or with --all-nodes the whole fleet's (default 5m)",
     },
-    // citty parses `--no-<flag>` as the negation of `<flag>`: a flag named "no-cleanup" would never be set.
+    // --no-cleanup is its negation (help gives it a line of its own).
     cleanup: {
       type: "boolean",
       default: true,
@@ -102,6 +105,7 @@ export default defineAicrCommand({
       type: "boolean",
       description:
         "Fail (exit 3, nothing delivered) when the node reports no GPU; the agent also requests one nvidia.com/gpu (not with --runtime-class)",
+      env: "AICR_REQUIRE_GPU",
     },
     template: {
       type: "string",
@@ -120,30 +124,47 @@ export default defineAicrCommand({
       type: "string",
       description: "runtimeClassName for the agent pod (e.g. nvidia)",
       valueHint: "name",
+      env: "AICR_RUNTIME_CLASS",
     },
     os: {
       type: "string",
       description:
         "Node OS family: ubuntu, rhel, cos, amazonlinux, ol, talos (talos: no host systemd mounts; SystemD read from the Node object)",
       valueHint: "family",
+      env: "AICR_OS",
     },
-    requests: { type: "string", description: "Agent resource requests, name=quantity,…", valueHint: "list" },
-    limits: { type: "string", description: "Agent resource limits, name=quantity,…", valueHint: "list" },
+    requests: {
+      type: "string",
+      description: "Agent resource requests, name=quantity,…",
+      valueHint: "list",
+      pairs: true,
+      env: "AICR_REQUESTS",
+    },
+    limits: {
+      type: "string",
+      description: "Agent resource limits, name=quantity,…",
+      valueHint: "list",
+      pairs: true,
+      env: "AICR_LIMITS",
+    },
     "discover-network": {
       type: "boolean",
       description:
         "Add the NetworkTopology measurement (NICs, GPU↔NIC affinity); the run gains two read-only rules",
+      env: "AICR_DISCOVER_NETWORK",
     },
     overwrite: {
       type: "boolean",
       description: "Write into an existing cm:// ConfigMap that aicr did not write (default: refused)",
     },
   },
-  async run(ctx, args, { rawArgs }) {
-    const namespace = resolveNamespace(args.namespace, ctx.env, args);
+  async run(ctx, flags) {
+    const kube = { kubeconfig: flags.string("kubeconfig"), context: flags.string("context") };
+    const output = flags.string("output");
+    const namespace = resolveNamespace(flags.string("namespace"), ctx.env, kube);
     // Several --context, or --all-contexts: commands/_contexts.ts (undefined, with nothing read, otherwise).
     const remote = ctx.transport.name === "remote";
-    if (remote && inPodWithoutKubeconfig({ kubeconfig: args.kubeconfig, env: ctx.env }))
+    if (remote && inPodWithoutKubeconfig({ kubeconfig: kube.kubeconfig, env: ctx.env }))
       throw new AicrError(
         "INVALID_REQUEST",
         "aicr snapshot runs inside a pod without AICR_AGENT_MODE=true and without a kubeconfig: it would deploy another agent Job from here",
@@ -152,13 +173,16 @@ export default defineAicrCommand({
             "to collect this node from the pod, set AICR_AGENT_MODE=true in the container's env (aicr's own agent Job does); to deploy an agent Job from inside the cluster, pass --kubeconfig <path>",
         },
       );
-    const contexts = selectContexts(rawArgs, { kubeconfig: args.kubeconfig, env: ctx.env, remote });
-    const addRolesFor = args["add-roles-to-service-account"];
+    const contexts = selectContexts(
+      { names: flags.list("context"), all: flags.bool("all-contexts") },
+      { kubeconfig: kube.kubeconfig, env: ctx.env, remote },
+    );
+    const addRolesFor = flags.string("add-roles-to-service-account");
     if (addRolesFor !== undefined) {
       return writeAgentRbac({
         namespace,
         serviceAccount: addRolesFor,
-        discoverNetwork: Boolean(args["discover-network"]),
+        discoverNetwork: flags.bool("discover-network"),
         runId: ctx.runId,
         dir: ".",
         json: false,
@@ -168,60 +192,70 @@ export default defineAicrCommand({
     }
     // --local: this host; K8s readings only from a cluster asked for (transport/_local.ts).
     const extras = {
-      template: args.template,
-      okeAddons: args["oke-addons"],
-      aksGpuPools: args["aks-gpu-pools"],
-      gkeGpuPools: args["gke-gpu-pools"],
+      template: flags.string("template"),
+      okeAddons: flags.string("oke-addons"),
+      aksGpuPools: flags.string("aks-gpu-pools"),
+      gkeGpuPools: flags.string("gke-gpu-pools"),
     };
+    const format = flags.string("format");
+    const maxNodesPerEntry = flags.string("max-nodes-per-entry");
     if (ctx.transport.name === "local")
-      return runNodeSnapshot(ctx, args, writeStdout, {
+      return runNodeSnapshot(ctx, { output, format, "max-nodes-per-entry": maxNodesPerEntry }, writeStdout, {
         ...extras,
-        requireGpu: flagBoolean(rawArgs, "require-gpu"),
-        os: args.os,
-        clusterConfig: args["cluster-config"],
-        discoverNetwork: flagBoolean(rawArgs, "discover-network"),
+        requireGpu: flags.written("require-gpu"),
+        os: flags.string("os"),
+        clusterConfig: flags.string("cluster-config"),
+        discoverNetwork: flags.written("discover-network"),
       });
     const snapshotOptions = (ns: string) =>
       resolveSnapshotOptions(
         {
           ...extras,
-          clusterConfig: args["cluster-config"],
+          clusterConfig: flags.string("cluster-config"),
           namespace: ns,
-          output: args.output,
-          format: args.format,
-          image: args.image,
-          imagePullSecrets: flagValues(rawArgs, "image-pull-secret"),
-          jobName: args["job-name"],
-          serviceAccountName: args["service-account-name"],
-          nodeSelectors: flagValues(rawArgs, "node-selector"),
-          tolerations: flagValues(rawArgs, "toleration"),
-          timeout: args.timeout,
-          noCleanup: !parseBool("--cleanup", flagBoolean(rawArgs, "cleanup"), true),
-          privileged: flagBoolean(rawArgs, "privileged"),
-          requireGpu: flagBoolean(rawArgs, "require-gpu"),
-          runtimeClass: args["runtime-class"],
-          os: args.os,
-          requests: args.requests,
-          limits: args.limits,
-          discoverNetwork: flagBoolean(rawArgs, "discover-network"),
-          overwrite: flagBoolean(rawArgs, "overwrite"),
-          maxNodesPerEntry: args["max-nodes-per-entry"],
-          debug: args.debug,
+          output,
+          format,
+          image: flags.string("image"),
+          imagePullSecrets: flags.list("image-pull-secret"),
+          jobName: flags.string("job-name"),
+          serviceAccountName: flags.string("service-account-name"),
+          nodeSelectors: flags.list("node-selector"),
+          tolerations: flags.list("toleration"),
+          timeout: flags.string("timeout"),
+          noCleanup: !flags.bool("cleanup"),
+          privileged: flags.written("privileged"),
+          requireGpu: flags.written("require-gpu"),
+          runtimeClass: flags.string("runtime-class"),
+          os: flags.string("os"),
+          requests: flags.string("requests"),
+          limits: flags.string("limits"),
+          discoverNetwork: flags.written("discover-network"),
+          overwrite: flags.written("overwrite"),
+          maxNodesPerEntry,
+          debug: flags.bool("debug"),
         },
         ctx.env,
       );
     // --all-nodes: one run over every target node (commands/_fleet-flags.ts), checked before any request.
     const fleetOf = (o: ReturnType<typeof snapshotOptions>) =>
       resolveFleetFlags({
-        allNodes: parseBool("--all-nodes", flagBoolean(rawArgs, "all-nodes"), false),
-        parallelism: args.parallelism,
-        maxNodes: args["max-nodes"],
-        sample: args.sample,
-        output: args.output,
+        allNodes: flags.bool("all-nodes"),
+        parallelism: flags.string("parallelism"),
+        maxNodes: flags.string("max-nodes"),
+        sample: flags.string("sample"),
+        nodeTimeout: flags.string("node-timeout"),
+        output,
         destination: o.destination,
         presentation: o.presentation,
       });
-    if (contexts) return runSnapshotContexts(ctx, contexts, args, snapshotOptions, fleetOf);
+    if (contexts)
+      return runSnapshotContexts(
+        ctx,
+        contexts,
+        { ...kube, namespace: flags.string("namespace"), output },
+        snapshotOptions,
+        fleetOf,
+      );
     const options = snapshotOptions(namespace);
     const fleet = fleetOf(options);
     if (fleet) return runFleetSnapshot(ctx, options, fleet, writeStdout);

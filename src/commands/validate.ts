@@ -1,14 +1,10 @@
 import { runValidate } from "../validate/flow.ts";
-import { flagBoolean, flagValues } from "./_argv.ts";
+import { PHASES } from "../validate/recipe.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { providerArgs } from "./_node.ts";
 import { resolveValidateOptions } from "./_validate-flags.ts";
 
 const writeStdout = (text: string): void => void process.stdout.write(text);
-
-/** citty reads `--no-x` as x=false, not as the flag "no-x" being true: accept both spellings. */
-const negated = (args: Record<string, unknown>, name: string): boolean =>
-  args[`no-${name}`] === true || args[name] === false;
 
 /**
  * aicr validate — check a cluster against a recipe: readiness of the snapshot, then the recipe's
@@ -16,15 +12,16 @@ const negated = (args: Record<string, unknown>, name: string): boolean =>
  */
 export default defineAicrCommand({
   name: "validate",
-  description: "Check a cluster against a recipe: snapshot readiness, then run-isolated validation Jobs",
   examples: [
     "aicr validate -r examples/recipe.yaml -s node.yaml --no-cluster",
     "aicr validate -r examples/recipe.yaml -n gpu-operator",
     "aicr validate -r cm://ops/recipe -s cm://ops/snapshot -o report.json --junit report.xml",
     "aicr validate -r recipe.yaml -n ops --service-account-name aicr-runner -o cm://ops/validation-report",
   ],
-  globalDescriptions: {
-    namespace: "Namespace of the run's Jobs (default: $AICR_NAMESPACE, then aicr-validation)",
+  globals: {
+    namespace: {
+      description: "Namespace of the run's Jobs (default: $AICR_NAMESPACE, then aicr-validation)",
+    },
   },
   config: true,
   transport: "remote",
@@ -42,14 +39,17 @@ export default defineAicrCommand({
       valueHint: "src",
     },
     phase: {
-      type: "string",
+      type: "enum",
+      options: [...PHASES, "all"],
       description: "deployment, performance, conformance or all (repeatable; default all)",
       valueHint: "phase",
+      repeatable: true,
     },
     "skip-check": {
       type: "string",
       description: "Withhold a declared check; reported skipped (repeatable)",
       valueHint: "check",
+      repeatable: true,
     },
     "fail-on-error": {
       type: "boolean",
@@ -70,7 +70,8 @@ export default defineAicrCommand({
       valueHint: "dest",
     },
     format: {
-      type: "string",
+      type: "enum",
+      options: ["table", "json"],
       alias: "t",
       description: "Report format: table (default on a terminal) or json (CTRF)",
       valueHint: "table|json",
@@ -81,11 +82,13 @@ export default defineAicrCommand({
       description:
         "Image of the capture agent and the validators (default $AICR_VALIDATOR_IMAGE, $AICR_IMAGE)",
       valueHint: "ref",
+      env: "AICR_VALIDATOR_IMAGE",
     },
     "image-pull-secret": {
       type: "string",
       description: "Secret for pulling the image, on the capture agent and the validator pods (repeatable)",
       valueHint: "name",
+      repeatable: true,
     },
     "job-name": {
       type: "string",
@@ -102,55 +105,59 @@ export default defineAicrCommand({
       type: "string",
       description: "key=value for the capture agent and the validator pods (repeatable)",
       valueHint: "k=v",
+      repeatable: true,
+      pairs: true,
     },
     toleration: {
       type: "string",
       description:
         "key=value:effect or key:effect, for the capture agent and the validator pods (repeatable)",
       valueHint: "t",
+      repeatable: true,
     },
     "require-gpu": {
       type: "boolean",
       description: "Request one nvidia.com/gpu for the capture agent",
+      env: "AICR_REQUIRE_GPU",
     },
     ...providerArgs,
     timeout: {
-      type: "string",
-      description: "Longest wait for the capture and each check (default 5m)",
-      valueHint: "duration",
+      type: "duration",
+      description:
+        "The whole run's bound, from the permission gate to the last result: the live capture and every check (default 5m)",
     },
     "no-cleanup": {
       type: "boolean",
       description: "Keep the run's Jobs, RBAC and data ConfigMaps (they are listed)",
     },
   },
-  async run(ctx, args, { rawArgs }) {
+  async run(ctx, flags) {
     const options = resolveValidateOptions(
       {
-        recipe: args.recipe,
-        snapshot: args.snapshot,
-        namespace: args.namespace,
-        phases: flagValues(rawArgs, "phase"),
-        skipChecks: flagValues(rawArgs, "skip-check"),
-        failOnError: args["fail-on-error"],
-        failFast: args["fail-fast"],
-        noCluster: negated(args, "cluster"),
-        allowMissing: args["allow-missing"],
-        output: args.output,
-        format: args.format,
-        junit: args.junit,
-        image: args.image,
-        timeout: args.timeout,
-        noCleanup: negated(args, "cleanup"),
-        serviceAccountName: args["service-account-name"],
-        jobName: args["job-name"],
-        nodeSelectors: flagValues(rawArgs, "node-selector"),
-        tolerations: flagValues(rawArgs, "toleration"),
-        imagePullSecrets: flagValues(rawArgs, "image-pull-secret"),
-        requireGpu: flagBoolean(rawArgs, "require-gpu"),
-        okeAddons: args["oke-addons"],
-        aksGpuPools: args["aks-gpu-pools"],
-        gkeGpuPools: args["gke-gpu-pools"],
+        recipe: flags.string("recipe"),
+        snapshot: flags.string("snapshot"),
+        namespace: flags.string("namespace"),
+        phases: flags.list("phase"),
+        skipChecks: flags.list("skip-check"),
+        failOnError: flags.bool("fail-on-error"),
+        failFast: flags.bool("fail-fast"),
+        noCluster: flags.bool("no-cluster"),
+        allowMissing: flags.bool("allow-missing"),
+        output: flags.string("output"),
+        format: flags.string("format"),
+        junit: flags.string("junit"),
+        image: flags.string("image"),
+        timeout: flags.string("timeout"),
+        noCleanup: flags.bool("no-cleanup"),
+        serviceAccountName: flags.string("service-account-name"),
+        jobName: flags.string("job-name"),
+        nodeSelectors: flags.list("node-selector"),
+        tolerations: flags.list("toleration"),
+        imagePullSecrets: flags.list("image-pull-secret"),
+        requireGpu: flags.written("require-gpu"),
+        okeAddons: flags.string("oke-addons"),
+        aksGpuPools: flags.string("aks-gpu-pools"),
+        gkeGpuPools: flags.string("gke-gpu-pools"),
       },
       ctx.env,
       Boolean(process.stdout.isTTY),

@@ -7,16 +7,15 @@ import { defineAicrCommand } from "./_define.ts";
  */
 export default defineAicrCommand({
   name: "validator",
-  description: "Internal: run one built-in validator (inside its Job's pod)",
   transport: "in-cluster",
   args: {
     check: { type: "positional", description: "The built-in validator to run", required: true },
   },
-  async run(ctx, args) {
+  async run(ctx, flags) {
     const client = await ctx.transport.connect();
     if (!client) throw new Error("the in-cluster transport always yields a client");
     return finishVerdict(
-      await runValidatorCheck(args.check, client, ctx.env, ctx.signal),
+      await runValidatorCheck(flags.string("check") ?? "", client, ctx.env, ctx.signal),
       (text) => void process.stdout.write(text),
     );
   },

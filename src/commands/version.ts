@@ -9,11 +9,10 @@ export default defineAicrCommand({
   name: "version",
   announceRun: false,
   cluster: false,
-  description: "Print the version, the git revision and the agent image this build deploys by default",
   transport: "offline",
   args: { output: outputArg },
-  async run(_ctx, args) {
-    const format = outputFormat(args.output);
+  async run(_ctx, flags) {
+    const format = outputFormat(flags.string("output"));
     const info = {
       version: VERSION,
       revision: REVISION,

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import type { ArgsDef } from "citty";
 import { givenFlags, normalizeArgv } from "../../../src/commands/_argv.ts";
+import type { FlagSpecs as ArgsDef } from "../../../src/commands/_flag-spec.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
 import { nearest } from "../../../src/core/suggest.ts";
 import { thrown } from "../../support/reject.ts";

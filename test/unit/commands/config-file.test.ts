@@ -3,8 +3,8 @@ import { spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import type { ArgsDef } from "citty";
-import { normalizeArgv } from "../../../src/commands/_argv.ts";
+import { globalArgs } from "../../../src/commands/_args.ts";
+import { normalizeArgv, type ParsedArgv, readArgv } from "../../../src/commands/_argv.ts";
 import {
   applyConfigFile,
   applyConfigText,
@@ -13,6 +13,7 @@ import {
 } from "../../../src/commands/_config-file.ts";
 import { configKeys } from "../../../src/commands/_config-flags.ts";
 import { configArg } from "../../../src/commands/_define.ts";
+import type { FlagSpecs as ArgsDef } from "../../../src/commands/_flag-spec.ts";
 import snapshotCommand from "../../../src/commands/snapshot.ts";
 import validateCommand from "../../../src/commands/validate.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
@@ -23,20 +24,32 @@ const ARGS = {
   output: { type: "string", alias: "o", description: "Destination", valueHint: "dest" },
   format: { type: "string", alias: "t", description: "yaml or json", valueHint: "yaml|json" },
   "max-nodes-per-entry": { type: "string", description: "N", valueHint: "n" },
-  "image-pull-secret": { type: "string", description: "Pull secret (repeatable)", valueHint: "name" },
-  "node-selector": { type: "string", description: "key=value (repeatable)", valueHint: "k=v" },
-  toleration: { type: "string", description: "taints (repeatable)", valueHint: "t" },
-  requests: { type: "string", description: "name=quantity,…", valueHint: "list" },
+  "image-pull-secret": {
+    type: "string",
+    description: "Pull secret (repeatable)",
+    valueHint: "name",
+    repeatable: true,
+  },
+  "node-selector": {
+    type: "string",
+    description: "key=value (repeatable)",
+    valueHint: "k=v",
+    repeatable: true,
+    pairs: true,
+  },
+  toleration: { type: "string", description: "taints (repeatable)", valueHint: "t", repeatable: true },
+  requests: { type: "string", description: "name=quantity,…", valueHint: "list", pairs: true },
   cleanup: { type: "boolean", default: true, description: "Delete the run's objects" },
   "require-gpu": { type: "boolean", description: "Request a GPU" },
   "no-cluster": { type: "boolean", description: "Readiness only" },
   recipe: { type: "string", alias: "r", description: "Recipe", valueHint: "src" },
   ...configArg("snapshot"),
   namespace: { type: "string", alias: "n", description: "Namespace" },
-  debug: { type: "boolean", description: "Log debug detail" },
-  v: { type: "string", description: "Verbosity" },
-  "log-json": { type: "boolean", description: "JSON logs" },
-  "run-id": { type: "string", description: "Run ID" },
+  // The logging flags and --run-id as every command declares them (a config may not set them).
+  debug: globalArgs.debug,
+  v: globalArgs.v,
+  "log-json": globalArgs["log-json"],
+  "run-id": globalArgs["run-id"],
 } as const satisfies ArgsDef;
 
 const doc = (section: string, body: string) =>
@@ -46,9 +59,28 @@ const doc = (section: string, body: string) =>
     .map((l) => `    ${l}`)
     .join("\n")}\n`;
 
-/** The argv citty sees: the operator's argv checked, then the config's tokens in front of it. */
+/**
+ * The merged values written as a command line would give them, for the assertions: the values the
+ * file supplies (as `--key=value`, `--key`, `--no-key`, in the file's order), then argv's own.
+ */
+function asTokens(argv: readonly string[], args: ArgsDef, merged: ParsedArgv): string[] {
+  const fromArgv = readArgv("test", argv, args).parsed;
+  const tokens: string[] = [];
+  for (const [flag, values] of merged.values) {
+    if (fromArgv.values.has(flag)) continue;
+    for (const v of values)
+      tokens.push(v === true ? `--${flag}` : v === false ? `--no-${flag}` : `--${flag}=${v}`);
+  }
+  return [...tokens, ...argv];
+}
+const configText = (command: string, argv: string[], args: ArgsDef, text: string, file: string) =>
+  asTokens(argv, args, applyConfigText(command, readArgv(command, argv, args).parsed, args, text, file));
+const configFile = (command: string, argv: string[], args: ArgsDef) =>
+  asTokens(argv, args, applyConfigFile(command, readArgv(command, argv, args).parsed, args));
+
+/** The operator's argv checked, then the config's values merged under it. */
 const apply = (body: string, argv: string[] = [], section = "snapshot", args: ArgsDef = ARGS) =>
-  applyConfigText(section, normalizeArgv(section, argv, args), args, doc(section, body), "c.yaml");
+  configText(section, normalizeArgv(section, argv, args), args, doc(section, body), "c.yaml");
 
 const problemsOf = (run: () => unknown): string[] => {
   const err = thrown(run);
@@ -111,8 +143,8 @@ requireGpu: true
 
   test("the other command's section, metadata and an empty section are ignored", () => {
     const text = `apiVersion: aicr.run/v1\nkind: AICRConfig\nmetadata: {name: x}\nspec:\n  snapshot:\n  validate:\n    whatever: [1]\n`;
-    expect(applyConfigText("snapshot", [], ARGS, text, "c.yaml")).toEqual([]);
-    expect(applyConfigText("snapshot", ["--debug"], ARGS, text, "c.yaml")).toEqual(["--debug"]);
+    expect(configText("snapshot", [], ARGS, text, "c.yaml")).toEqual([]);
+    expect(configText("snapshot", ["--debug"], ARGS, text, "c.yaml")).toEqual(["--debug"]);
   });
 
   test("JSON is read as well as YAML", () => {
@@ -121,7 +153,7 @@ requireGpu: true
       kind: "AICRConfig",
       spec: { snapshot: { agent: { nodeSelector: { a: "b" } }, format: "json" } },
     });
-    expect(applyConfigText("snapshot", [], ARGS, json, "c.json")).toEqual([
+    expect(configText("snapshot", [], ARGS, json, "c.json")).toEqual([
       "--node-selector=a=b",
       "--format=json",
     ]);
@@ -227,7 +259,7 @@ requests: [cpu=1]
   });
 
   test("the envelope: apiVersion, kind, spec, unknown keys with the nearest", () => {
-    const run = (text: string) => problemsOf(() => applyConfigText("snapshot", [], ARGS, text, "c.yaml"));
+    const run = (text: string) => problemsOf(() => configText("snapshot", [], ARGS, text, "c.yaml"));
     expect(run("apiVersion: aicr.run/v2\nkind: Config\nspec: {}\nspek: 1\n")).toEqual([
       'apiVersion: expected "aicr.run/v1"',
       'kind: expected "AICRConfig"',
@@ -281,7 +313,7 @@ describe("the file", () => {
     symlinkSync(file, join(dir, "link.yaml"));
     expect(readConfigFile(join(dir, "link.yaml"))).toBe(readFileSync(file, "utf8"));
     const argv = normalizeArgv("snapshot", ["--config", file, "-n", "x"], ARGS);
-    expect(applyConfigFile("snapshot", argv, ARGS)).toEqual([
+    expect(configFile("snapshot", argv, ARGS)).toEqual([
       "--format=json",
       `--config=${file}`,
       "--namespace=x",
@@ -289,8 +321,8 @@ describe("the file", () => {
   });
 
   test("without --config argv is unchanged; --config twice is refused", () => {
-    expect(applyConfigFile("snapshot", ["--namespace=x"], ARGS)).toEqual(["--namespace=x"]);
-    expect(() => applyConfigFile("snapshot", ["--config=a", "--config=b"], ARGS)).toThrow(
+    expect(configFile("snapshot", ["--namespace=x"], ARGS)).toEqual(["--namespace=x"]);
+    expect(() => configFile("snapshot", ["--config=a", "--config=b"], ARGS)).toThrow(
       "--config given 2 times",
     );
   });
@@ -333,7 +365,7 @@ describe("the real commands and examples/aicr-config.yaml", () => {
 
   test("the example maps onto snapshot's flags", () => {
     const args = snapshotCommand.args as ArgsDef;
-    const tokens = applyConfigText("snapshot", [], args, example, "example");
+    const tokens = configText("snapshot", [], args, example, "example");
     expect(tokens).toContain("--node-selector=nvidia.com/gpu.present=true");
     expect(tokens).toContain("--toleration=nvidia.com/gpu:NoSchedule");
     expect(tokens).toContain("--requests=cpu=500m,memory=512Mi");
@@ -347,7 +379,7 @@ describe("the real commands and examples/aicr-config.yaml", () => {
   test("the example maps onto validate's flags", () => {
     const args = validateCommand.args as ArgsDef;
     const argv = normalizeArgv("validate", ["-o", "r.json"], args);
-    const tokens = applyConfigText("validate", argv, args, example, "example");
+    const tokens = configText("validate", argv, args, example, "example");
     expect(tokens).toContain("--recipe=examples/recipe.yaml");
     expect(tokens).toContain("--phase=deployment");
     expect(tokens).toContain("--format=json");

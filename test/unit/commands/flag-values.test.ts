@@ -1,7 +1,7 @@
 /** What commands read back from their normalized argv: every value of a repeatable flag, booleans as written. */
 import { describe, expect, test } from "bun:test";
-import type { ArgsDef } from "citty";
 import { flagValues, normalizeArgv } from "../../../src/commands/_argv.ts";
+import type { FlagSpecs as ArgsDef } from "../../../src/commands/_flag-spec.ts";
 
 const ARGS: ArgsDef = {
   namespace: { type: "string", alias: "n" },

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import type { ArgsDef } from "citty";
 import { globalArgs } from "../../../src/commands/_args.ts";
+import type { FlagSpecs as ArgsDef } from "../../../src/commands/_flag-spec.ts";
 import { exitCodeRows, renderUsage, type UsageCommand, usageWidth } from "../../../src/commands/_usage.ts";
 import renderRbac from "../../../src/commands/render-rbac.ts";
 import snapshot from "../../../src/commands/snapshot.ts";
