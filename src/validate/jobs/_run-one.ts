@@ -102,7 +102,11 @@ export async function runOneCheck(
     });
   } catch (err) {
     if (err instanceof DeadlineExceeded) {
-      const where = err.at(last ? describePodState(last) : "its pod was not seen");
+      // The run's time ran out with this check unfinished: the row says which check and where it stood.
+      const where = new DeadlineExceeded(
+        { what: `check ${check.name} did not finish`, timeoutMs: err.o.timeoutMs, remedy: err.o.remedy },
+        last ? describePodState(last) : "its pod was not seen",
+      );
       return row({ status: "other", message: `timed out: ${where.message}`, stdout: [], timedOut: true });
     }
     throw err;
