@@ -24,6 +24,8 @@ export const TARGETS: Record<string, string> = {
   "test/unit/commands/flag-values.test.ts": "test/unit/commands/argv.flag-values.test.ts", // _argv.ts flagValues
   "test/unit/commands/namespace.test.ts": "test/unit/commands/args.test.ts", // _args.ts resolveNamespace
   "test/unit/commands/snapshot-flags-extra.test.ts": "test/unit/commands/snapshot-flags.test.ts",
+  // the value parsers of _parse.ts first, then both resolvers (not _flags.ts, whose name it has)
+  "test/unit/commands/flags.test.ts": "test/unit/commands/parse.test.ts",
   "test/unit/core/file-destination.test.ts": "test/unit/core/files.destination.test.ts", // checkFileDestination
   "test/unit/diff/fleet-node-specific.test.ts": "test/unit/diff/node-specific.test.ts",
   "test/unit/errors.test.ts": "test/unit/core/errors.test.ts",
@@ -184,10 +186,14 @@ if (import.meta.main) {
   console.log(`stage them: git add ${changed.join(" ")}`);
   const left = await checkUnitMirror(root);
   for (const p of left) console.error(`still: ${p}`);
-  const named = Bun.spawnSync(["git", "grep", "-n", "-F", ...moves.flatMap(([from]) => ["-e", from])], {
-    cwd: root,
-    stdout: "pipe",
-  });
+  const patterns = moves.flatMap(([from]) => ["-e", from]);
+  const named = Bun.spawnSync(
+    ["git", "grep", "-n", "-F", ...patterns, "--", ".", ":!scripts/mirror-unit-tests.ts"],
+    {
+      cwd: root,
+      stdout: "pipe",
+    },
+  );
   const mentions = named.stdout.toString().trim();
   if (mentions) console.log(`the old paths are still named here (by hand):\n${mentions}`);
   console.log("next: ENFORCE_UNIT_MIRROR = true in scripts/check-tree.ts, then bun scripts/check-layers.ts");
