@@ -66,20 +66,7 @@ export function loadKubeConfig(source: KubeConfigSource): LoadedKubeConfig {
   const path = resolveKubeConfigPath(source);
   let origin: string;
   if (path !== undefined) {
-    if (!existsSync(path)) {
-      throw new AicrError("INVALID_REQUEST", `kubeconfig ${JSON.stringify(path)} does not exist`, {
-        remedy: "pass --kubeconfig <path>, set KUBECONFIG, or create ~/.kube/config",
-        context: { field: "--kubeconfig", value: path },
-      });
-    }
-    try {
-      kc.loadFromFile(path);
-    } catch (err) {
-      throw new AicrError("INVALID_REQUEST", `cannot read kubeconfig ${JSON.stringify(path)}`, {
-        remedy: "check that the file is a valid kubeconfig (kubectl config view --kubeconfig <path>)",
-        cause: err,
-      });
-    }
+    loadKubeconfigFile(kc, path);
     origin = `kubeconfig ${path}`;
   } else {
     if (!source.env.KUBERNETES_SERVICE_HOST || !existsSync(IN_CLUSTER_TOKEN)) {
@@ -167,13 +154,23 @@ export interface KubeContextList {
  */
 export function listContexts(source: KubeConfigSource): KubeContextList {
   const path = resolveKubeConfigPath({ ...source, allowInCluster: false });
-  if (path === undefined || !existsSync(path)) {
-    throw new AicrError("INVALID_REQUEST", `kubeconfig ${JSON.stringify(path ?? "")} does not exist`, {
+  const kc = new KubeConfig();
+  loadKubeconfigFile(kc, path ?? "");
+  const contexts = kc.getContexts().map((c) => ({
+    name: c.name,
+    server: kc.getCluster(c.cluster)?.server ?? "",
+    namespace: c.namespace || undefined,
+  }));
+  return { origin: `kubeconfig ${path}`, contexts, current: kc.getCurrentContext() || undefined };
+}
+
+/** A kubeconfig file into `kc`: one that does not exist or does not parse is INVALID_REQUEST. */
+function loadKubeconfigFile(kc: KubeConfig, path: string): void {
+  if (!path || !existsSync(path))
+    throw new AicrError("INVALID_REQUEST", `kubeconfig ${JSON.stringify(path)} does not exist`, {
       remedy: "pass --kubeconfig <path>, set KUBECONFIG, or create ~/.kube/config",
       context: { field: "--kubeconfig", value: path },
     });
-  }
-  const kc = new KubeConfig();
   try {
     kc.loadFromFile(path);
   } catch (err) {
@@ -182,10 +179,4 @@ export function listContexts(source: KubeConfigSource): KubeContextList {
       cause: err,
     });
   }
-  const contexts = kc.getContexts().map((c) => ({
-    name: c.name,
-    server: kc.getCluster(c.cluster)?.server ?? "",
-    namespace: c.namespace || undefined,
-  }));
-  return { origin: `kubeconfig ${path}`, contexts, current: kc.getCurrentContext() || undefined };
 }
