@@ -19,6 +19,18 @@ function sink() {
   return { lines, log: createLogger({ write: (l) => lines.push(l), color: false }) };
 }
 
+/**
+ * What proves a stopped wait silent, without sleeping: a second progress with the same interval,
+ * started after the stop, speaks twice. A timer the first still held was armed earlier with that
+ * interval, so it would have fired before the witness's first line.
+ */
+async function witnessTicks(intervalMs: number): Promise<void> {
+  const { lines, log } = sink();
+  using witness = createProgress({ log, remainingMs: () => 1_000, intervalMs });
+  witness.wait("the witness");
+  await until(() => lines.length >= 2 || undefined, "two lines of a wait begun after the stop", STUCK_MS);
+}
+
 describe("progress formatting", () => {
   test("a phase line has its step's time and the run's", () => {
     expect(formatPhase("pod p running on gpu-node-1", 400, 1234)).toBe(
@@ -91,7 +103,7 @@ describe("progress while waiting", () => {
       expect(lines[0]).toBe("waiting for the agent pod to start: pod p is Pending; 42s left\n");
       progress.phase("pod p running on n");
       const count = lines.length;
-      await Bun.sleep(100);
+      await witnessTicks(20);
       expect(lines.length).toBe(count); // the phase ended the wait
       expect(lines.at(-1)).toMatch(/^pod p running on n \([0-9.]+s; [0-9.]+s in all\)\n$/);
       expect(lines.join("")).not.toContain("\x1b");
@@ -132,7 +144,7 @@ describe("progress while waiting", () => {
       expect(lines.at(-1)).toBe("WARN something\n");
       progress[Symbol.dispose]();
       const after = status.length;
-      await Bun.sleep(100);
+      await witnessTicks(20);
       expect(status.length).toBe(after); // no timer left
     },
     STUCK_MS + 1_000,
