@@ -16,6 +16,7 @@ import {
 } from "../../../src/kube/reviews.ts";
 import { resource } from "../../cluster/resources.ts";
 import { CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../../cluster/testbed.ts";
+import { countCalls } from "../../support/calls.ts";
 
 const TEST_MS = 20_000;
 const SSAR = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
@@ -163,16 +164,18 @@ describe("reviewAll", () => {
         cluster.faults.add({ method: "POST", path: SSAR, nth: i + 1, count: 1, holdUntil: g.promise }),
       );
       const arrived = () => holds[0]?.matched ?? 0;
+      const client = connect("reader");
+      const reviews = countCalls(client, "review");
       try {
-        const answers = reviewAll(connect("reader"), distinct(total), { concurrency: limit });
+        const answers = reviewAll(client, distinct(total), { concurrency: limit });
         for (let released = 0; released < total; released++) {
           const expected = Math.min(total, released + limit);
           await until(() => arrived() >= expected, `${expected} reviews`);
-          await Bun.sleep(30);
           expect(arrived()).toBe(expected);
           gates[released]?.resolve();
         }
         expect((await answers).length).toBe(total);
+        expect(reviews.most).toBe(limit); // counted at every call: never more unanswered, whatever the timing
         expect(reviewsOn(SSAR, "reader").length).toBe(total);
       } finally {
         for (const h of holds) h.remove();
@@ -188,13 +191,15 @@ describe("reviewAll", () => {
       cluster.log.clear();
       const gate = deferred();
       const hold = cluster.faults.add({ method: "POST", path: SSAR, nth: 0, holdUntil: gate.promise });
+      const client = connect("reader");
+      const reviews = countCalls(client, "review");
       try {
-        const answers = reviewAll(connect("reader"), distinct(40));
+        const answers = reviewAll(client, distinct(40));
         await until(() => hold.matched >= 16, "16 reviews");
-        await Bun.sleep(50);
         expect(hold.matched).toBe(16);
         gate.resolve();
         expect((await answers).length).toBe(40);
+        expect(reviews.most).toBe(16); // counted at every call: never more unanswered
         expect(reviewsOn(SSAR, "reader").length).toBe(40);
       } finally {
         hold.remove();
@@ -300,6 +305,7 @@ describe("reviewAll", () => {
       const cancel = new AbortController();
       const gate = deferred();
       const hold = cluster.faults.add({ method: "POST", path: SSAR, nth: 1, holdUntil: gate.promise });
+      const reviews = countCalls(client, "review");
       try {
         const pending = reviewAll(client, distinct(5), { concurrency: 1, signal: cancel.signal }).catch(
           (e) => e,
@@ -308,7 +314,9 @@ describe("reviewAll", () => {
         cancel.abort(reason);
         gate.resolve();
         expect(await pending).toBe(reason);
-        await Bun.sleep(30);
+        // The first review's answer is what would send the next: once it is in and all it set going has run.
+        await reviews.quiet();
+        expect(reviews.calls).toBe(1);
         expect(reviewsOn(SSAR, "reader").length).toBe(1);
       } finally {
         hold.remove();
