@@ -1,6 +1,7 @@
 /**
  * Shared by the snapshot benchmarks: a fake cluster whose agent is near-instant (the suites' own,
- * test/support/instant-agent.ts), request timing, and spawning the compiled binary. Not a test: figures go to docs/performance.md.
+ * test/support/instant-agent.ts), request timing, and spawning the compiled binary. Not a test:
+ * figures go to docs/performance.md.
  */
 import { existsSync } from "node:fs";
 import { node } from "../../test/cluster/nodes.ts";
