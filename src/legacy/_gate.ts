@@ -1,10 +1,11 @@
 /**
- * The permission gate, run before anything is read: SelfSubjectAccessReviews for exactly the
- * reads and deletes this cleanup makes, every missing one reported at once. Reviews persist nothing.
+ * The permission gate, run before anything is read: exactly the reads and deletes this cleanup makes,
+ * as checks for the one gate runner (kube/gate.ts), every missing one reported at once.
  */
-import { AicrError, bulletList } from "../core/errors.ts";
+import { bulletList } from "../core/errors.ts";
 import type { KubeClient } from "../kube/client.ts";
-import { type AccessCheck, deniedChecks, describeMissing } from "../kube/reviews.ts";
+import { passGate } from "../kube/gate.ts";
+import type { AccessCheck } from "../kube/reviews.ts";
 import { CLUSTER_TARGETS, type LegacyTarget, NAMESPACED_TARGETS } from "./_names.ts";
 import type { Scope } from "./types.ts";
 
@@ -69,16 +70,21 @@ export async function runGate(
   client: KubeClient,
   options: GateOptions & { dryRun: boolean; signal?: AbortSignal | undefined },
 ): Promise<GateResult> {
-  const checks = requiredChecks(options);
-  const missing = await deniedChecks(client, checks, { signal: options.signal });
-  const fatal = options.dryRun ? missing.filter((c) => c.need === "read") : missing;
-  if (fatal.length > 0) {
-    const lines = fatal.map((c) => describeMissing(c));
-    throw new AicrError("UNAUTHORIZED", `missing required permissions:${bulletList(lines)}`, {
-      remedy:
-        "ask a cluster admin to grant these (check one with `kubectl auth can-i <verb> <resource> -n <namespace>`), or narrow the scope with -n; nothing was read or deleted",
-      context: { missing: lines },
-    });
-  }
-  return { missingDeletes: missing.filter((c) => c.need === "delete") };
+  const access = requiredChecks(options).map((c) => ({
+    ...c,
+    required: !options.dryRun || c.need === "read",
+  }));
+  const { unmet } = await passGate(
+    client,
+    { access },
+    {
+      signal: options.signal,
+      refusal: {
+        message: (lines) => `missing required permissions:${bulletList(lines)}`,
+        remedy:
+          "ask a cluster admin to grant these (check one with `kubectl auth can-i <verb> <resource> -n <namespace>`), or narrow the scope with -n; nothing was read or deleted",
+      },
+    },
+  );
+  return { missingDeletes: unmet.filter((c) => c.need === "delete") };
 }

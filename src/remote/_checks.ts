@@ -1,5 +1,6 @@
+import { expandRules, type Grant } from "../kube/gate.ts";
 import { type AccessCheck, checkKey } from "../kube/reviews.ts";
-import { clusterRules, NAMESPACED_RULES, type PolicyRule } from "../rbac/rules.ts";
+import { clusterRules, NAMESPACED_RULES } from "../rbac/rules.ts";
 
 /** Caller checks every run needs (phase 1), whatever the ServiceAccount mode. */
 export function callerBaseChecks(o: {
@@ -39,33 +40,27 @@ export function callerRbacChecks(namespace: string): AccessCheck[] {
   );
 }
 
-/** Every (verb, group, resource[/sub]) a rule grants, `pods/exec` split into resource and subresource. */
-export function expandRules(rules: readonly PolicyRule[], namespace: string | undefined): AccessCheck[] {
-  return dedupe(
-    rules.flatMap((r) =>
-      r.apiGroups.flatMap((group) =>
-        r.resources.flatMap((res) => {
-          const [resource = res, subresource] = res.split("/");
-          return r.verbs.map((verb) => ({ verb, group, resource, subresource, namespace }));
-        }),
-      ),
-    ),
-  );
+/**
+ * The run's Role (namespace) and ClusterRole (cluster), as the gate's grants: escalation prevention
+ * refuses them unless the caller holds what they grant. With --discover-network the ClusterRole adds
+ * only reads (get, list nicdevices and nicclusterpolicies), so a caller who may read those may grant
+ * them: the gate asks for nothing mutating on the discovery's behalf.
+ */
+export function agentGrants(o: { namespace: string; discoverNetwork: boolean }, hint?: string): Grant[] {
+  return [
+    { kind: "Role", namespace: o.namespace, rules: NAMESPACED_RULES, grantedBy: "the run's Role", hint },
+    {
+      kind: "ClusterRole",
+      rules: clusterRules({ discoverNetwork: o.discoverNetwork }),
+      grantedBy: "the run's ClusterRole",
+      hint,
+    },
+  ];
 }
 
-/**
- * What the run's Role (namespace) and ClusterRole (cluster) grant, as checks. With --discover-network
- * the ClusterRole adds only reads (get, list nicdevices and nicclusterpolicies), so a caller who may
- * read those may grant them: the gate asks for nothing mutating on the discovery's behalf.
- */
-export function agentRuleChecks(o: { namespace: string; discoverNetwork: boolean }): {
-  role: AccessCheck[];
-  clusterRole: AccessCheck[];
-} {
-  return {
-    role: expandRules(NAMESPACED_RULES, o.namespace),
-    clusterRole: expandRules(clusterRules({ discoverNetwork: o.discoverNetwork }), undefined),
-  };
+/** What the agent does, as checks: an existing ServiceAccount must already hold every one. */
+export function agentRuleChecks(o: { namespace: string; discoverNetwork: boolean }): AccessCheck[] {
+  return agentGrants(o).flatMap((g) => expandRules(g.rules, g.namespace));
 }
 
 /** Exact duplicates removed, order kept (the same check in another scope is a different check). */

@@ -9,7 +9,8 @@ import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isForbidden, isNotFound, isTransient, toAicrError } from "../kube/errors.ts";
-import { type AccessCheck, describeMissing, reviewAll } from "../kube/reviews.ts";
+import { passGate } from "../kube/gate.ts";
+import type { AccessCheck } from "../kube/reviews.ts";
 import { ensureNamespace } from "../run/namespace.ts";
 import type { ConfigMapRef } from "../snapshot/cm-uri.ts";
 import { REPORT_CONFIGMAP_KEY } from "./options.ts";
@@ -37,18 +38,19 @@ export async function checkReportTarget(
   signal: AbortSignal,
 ): Promise<void> {
   const uri = `cm://${ref.namespace}/${ref.name}`;
-  const checks = reportChecks(ref);
-  const answers = await reviewAll(client, checks, { signal });
-  const missing = checks.filter((_, i) => answers[i]?.allowed !== true).map((c) => describeMissing(c));
-  if (missing.length > 0)
-    throw new AicrError(
-      "UNAUTHORIZED",
-      `missing ${missing.length} permission(s) to write the report to ${uri}; nothing was created:\n  ${missing.join("\n  ")}`,
-      {
+  await passGate(
+    client,
+    { access: reportChecks(ref) },
+    {
+      signal,
+      refusal: {
+        message: (missing) =>
+          `missing ${missing.length} permission(s) to write the report to ${uri}; nothing was created:\n  ${missing.join("\n  ")}`,
         remedy: `ask for get, create and patch on configmaps in namespace ${ref.namespace}, or write the report to a file with -o <file>`,
-        context: { field: "--output", missing },
+        context: (missing) => ({ field: "--output", missing }),
       },
-    );
+    },
+  );
   let live: KubeObject;
   try {
     live = await client.get({ apiVersion: "v1", kind: "ConfigMap", ...ref });
