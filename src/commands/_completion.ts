@@ -11,6 +11,8 @@ export interface CompletionFlag {
   name: string;
   alias?: string | undefined;
   takesValue: boolean;
+  /** An enum's values, offered after the flag. */
+  values?: readonly string[] | undefined;
   description: string;
 }
 
@@ -23,6 +25,7 @@ export function completionFlags(specs: FlagSpecs): CompletionFlag[] {
             name,
             alias: aliasesOf(spec)[0],
             takesValue: takesValue(spec),
+            values: takesValue(spec) ? spec.options : undefined,
             description: spec.description ?? "",
           },
         ]
@@ -69,15 +72,28 @@ export function completionScript(shell: Shell, model: CompletionModel): string {
 
 function bashScript(m: CompletionModel): string {
   const valueFlags = [...m.globalFlags, ...m.commands.flatMap((c) => c.flags)].filter((f) => f.takesValue);
+  // After an enum flag, its values instead of the flags.
+  const valuesAfter = (flags: readonly CompletionFlag[]): string => {
+    const arms = flags
+      .filter((f) => f.values?.length)
+      .map(
+        (f) =>
+          `${spellings([f])
+            .map((w) => JSON.stringify(w))
+            .join("|")}) words_="${f.values?.join(" ")}" ;;`,
+      );
+    return arms.length ? ` case "$prev" in ${arms.join(" ")} esac;` : "";
+  };
   const cases = m.commands.map(
-    (c) => `    ${JSON.stringify(c.path)}) words_="${[...spellings(c.flags), "--help"].join(" ")}" ;;`,
+    (c) =>
+      `    ${JSON.stringify(c.path)}) words_="${[...spellings(c.flags), "--help"].join(" ")}";${valuesAfter(c.flags)} ;;`,
   );
   const groupCases = Object.entries(m.groups).map(
     ([g, verbs]) => `    ${JSON.stringify(g)}) words_="${verbs.map((v) => v.name).join(" ")}" ;;`,
   );
   return `# aicr bash completion: source <(aicr completion bash)
 _aicr() {
-  local cur="\${COMP_WORDS[COMP_CWORD]}" cmd="" i w words_=""
+  local cur="\${COMP_WORDS[COMP_CWORD]}" prev="\${COMP_WORDS[COMP_CWORD-1]}" cmd="" i w words_=""
   local value_flags=" ${[...new Set(spellings(valueFlags))].join(" ")} "
   for ((i = 1; i < COMP_CWORD; i++)); do
     w="\${COMP_WORDS[i]}"
@@ -112,7 +128,7 @@ function fishScript(m: CompletionModel): string {
         c(`-f -n '__fish_seen_subcommand_from ${g}' -a ${v.name} -d '${shellWord(v.description)}'`);
     const flag = (f: CompletionFlag, condition?: string) =>
       c(
-        `${condition ? `-n '${condition}' ` : ""}-l ${f.name}${f.alias?.length === 1 ? ` -s ${f.alias}` : ""}${f.takesValue ? " -r" : ""} -d '${shellWord(f.description)}'`,
+        `${condition ? `-n '${condition}' ` : ""}-l ${f.name}${f.alias?.length === 1 ? ` -s ${f.alias}` : ""}${f.takesValue ? " -r" : ""}${f.values?.length ? ` -f -a '${f.values.map(shellWord).join(" ")}'` : ""} -d '${shellWord(f.description)}'`,
       );
     for (const f of m.globalFlags) flag(f, "__fish_use_subcommand");
     for (const cmd of m.commands) {

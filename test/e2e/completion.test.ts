@@ -66,6 +66,14 @@ describe("aicr completion", () => {
     expect(complete(bash, ["aicr", "render-rbac", "--kube"])).toEqual([]);
   });
 
+  test("after an enum flag bash offers its declared values, not the flags", () => {
+    expect(complete(bash, ["aicr", "diff", "-o", ""])).toEqual(["text", "json", "yaml"]);
+    expect(complete(bash, ["aicr", "validate", "--phase", "de"])).toEqual(["deployment"]);
+    expect(complete(bash, ["aicr", "snapshot", "-t", "t"])).toEqual(["table"]);
+    // A flag that takes any value: the flags are still offered after it is complete.
+    expect(complete(bash, ["aicr", "snapshot", "--timeout", "--ou"])).toEqual(["--output"]);
+  });
+
   test("zsh (through bashcompinit) and fish scripts name the same commands", async () => {
     const zsh = await aicr(["completion", "zsh"]);
     expect(zsh.code).toBe(0);
