@@ -10,6 +10,7 @@ import { PRESENTATION_FORMATS, type Presentation } from "../snapshot/render.ts";
 import type { Subtype } from "../snapshot/schema.ts";
 import type { SnapshotFormat } from "../snapshot/serialize.ts";
 import type { FlagSpecs } from "./_flag-spec.ts";
+import type { Flags } from "./_flags.ts";
 import { badFlag, parseBool, parseCount } from "./_parse.ts";
 
 /** The flags of a node collection (the in-pod agent, `snapshot --local`), declared once. */
@@ -140,19 +141,15 @@ export interface LocalFlags extends PresentationFlags {
 /** Collects the node this process runs on and delivers it; every input is checked first. */
 export async function runNodeSnapshot(
   ctx: RunContext,
-  args: {
-    output?: string | undefined;
-    format?: string | undefined;
-    "max-nodes-per-entry"?: string | undefined;
-  },
+  flags: Flags<keyof typeof nodeArgs>,
   writeStdout: (text: string) => void,
   local: LocalFlags = {},
 ): Promise<void> {
-  const destination = parseDestination(args.output);
-  const resolved = resolvePresentation({ ...local, format: args.format }, destination);
+  const destination = parseDestination(flags.string("output"));
+  const resolved = resolvePresentation({ ...local, format: flags.string("format") }, destination);
   const maxNodesPerEntry = parseCount(
     "--max-nodes-per-entry",
-    args["max-nodes-per-entry"] ?? ctx.env.AICR_MAX_NODES_PER_ENTRY ?? "0",
+    flags.string("max-nodes-per-entry") ?? ctx.env.AICR_MAX_NODES_PER_ENTRY ?? "0",
   );
   const agentMode = ctx.transport.name === "in-cluster";
   // In the agent's pod these arrive through the Job's env (AICR_OS, AICR_DISCOVER_NETWORK), read by the collectors.

@@ -1,8 +1,9 @@
 import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
 import type { RunsScope } from "../runs/types.ts";
-import { type KubeconfigFlags, resolveNamespace } from "./_args.ts";
+import { resolveNamespace } from "./_args.ts";
 import type { BooleanFlag } from "./_flag-spec.ts";
+import type { Flags } from "./_flags.ts";
 
 /** `-A` for every namespace, also declared once for both runs verbs. */
 export const allNamespacesArg = {
@@ -13,23 +14,25 @@ export const allNamespacesArg = {
 
 /** -n (or its defaults) or -A, checked before any request. */
 export function runsScope(
-  args: KubeconfigFlags & { namespace?: string | undefined; "all-namespaces"?: boolean | undefined },
+  flags: Flags<"namespace" | "all-namespaces" | "kubeconfig" | "context">,
   env: Readonly<Record<string, string | undefined>>,
 ): RunsScope {
-  if (args["all-namespaces"]) {
-    if (args.namespace) {
+  const given = flags.string("namespace");
+  if (flags.bool("all-namespaces")) {
+    if (given) {
       throw new AicrError(
         "INVALID_REQUEST",
-        `--all-namespaces and -n ${JSON.stringify(args.namespace)} were both given`,
+        `--all-namespaces and -n ${JSON.stringify(given)} were both given`,
         {
           remedy: "pass either -A or -n <namespace>",
-          context: { field: "--namespace", value: args.namespace },
+          context: { field: "--namespace", value: given },
         },
       );
     }
     return { allNamespaces: true };
   }
-  const namespace = resolveNamespace(args.namespace, env, args);
+  const kube = { kubeconfig: flags.string("kubeconfig"), context: flags.string("context") };
+  const namespace = resolveNamespace(given, env, kube);
   const problems = dns1123LabelProblems(namespace);
   if (problems.length > 0) {
     throw new AicrError(

@@ -10,14 +10,5 @@ export default defineAicrCommand({
   name: "agent",
   transport: "in-cluster",
   args: nodeArgs,
-  run: (ctx, flags) =>
-    runNodeSnapshot(
-      ctx,
-      {
-        output: flags.string("output"),
-        format: flags.string("format"),
-        "max-nodes-per-entry": flags.string("max-nodes-per-entry"),
-      },
-      (text) => void process.stdout.write(text),
-    ),
+  run: (ctx, flags) => runNodeSnapshot(ctx, flags, (text) => void process.stdout.write(text)),
 });

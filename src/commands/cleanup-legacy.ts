@@ -6,22 +6,18 @@ import { toJson } from "../legacy/report.ts";
 import type { Scope } from "../legacy/types.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
+import type { Flags } from "./_flags.ts";
 
 const invalid = (message: string, detail: { remedy: string; context: Record<string, unknown> }): AicrError =>
   new AicrError("INVALID_REQUEST", message, detail);
 
 /** -n is repeatable here, each value a namespace or a comma list of them. */
 function scopeFrom(
-  args: {
-    namespaces: string[];
-    allNamespaces: boolean;
-    kubeconfig?: string | undefined;
-    context?: string | undefined;
-  },
+  flags: Flags<"namespace" | "all-namespaces" | "kubeconfig" | "context">,
   env: Readonly<Record<string, string | undefined>>,
 ): Scope {
-  const given = args.namespaces;
-  if (args.allNamespaces) {
+  const given = flags.list("namespace");
+  if (flags.bool("all-namespaces")) {
     if (given.length > 0) {
       throw invalid(`--all-namespaces and -n ${JSON.stringify(given.join(","))} were both given`, {
         remedy: "pass either --all-namespaces or one or more -n <namespace>",
@@ -30,7 +26,8 @@ function scopeFrom(
     }
     return { allNamespaces: true };
   }
-  const namespaces = given.length > 0 ? given : [resolveNamespace(undefined, env, args)];
+  const kube = { kubeconfig: flags.string("kubeconfig"), context: flags.string("context") };
+  const namespaces = given.length > 0 ? given : [resolveNamespace(undefined, env, kube)];
   for (const ns of namespaces) {
     const problems = dns1123LabelProblems(ns);
     if (problems.length > 0) {
@@ -83,15 +80,7 @@ export default defineAicrCommand({
         context: { field: "--output", value: output },
       });
     }
-    const scope = scopeFrom(
-      {
-        namespaces: flags.list("namespace"),
-        allNamespaces: flags.bool("all-namespaces"),
-        kubeconfig: flags.string("kubeconfig"),
-        context: flags.string("context"),
-      },
-      ctx.env,
-    );
+    const scope = scopeFrom(flags, ctx.env);
     const dryRun = flags.bool("dry-run");
     const yes = flags.bool("yes");
     if (!dryRun && !yes && !isInteractive()) {

@@ -47,15 +47,7 @@ export default defineAicrCommand({
         },
       );
     }
-    const scope = runsScope(
-      {
-        namespace: flags.string("namespace"),
-        "all-namespaces": flags.bool("all-namespaces"),
-        kubeconfig: flags.string("kubeconfig"),
-        context: flags.string("context"),
-      },
-      ctx.env,
-    );
+    const scope = runsScope(flags, ctx.env);
     const dryRun = flags.bool("dry-run");
     const yes = flags.bool("yes");
     if (!dryRun && !yes && !isInteractive()) {

@@ -14,15 +14,7 @@ export default defineAicrCommand({
   args: { "all-namespaces": allNamespacesArg, output: outputArg },
   async run(ctx, flags) {
     const format = outputFormat(flags.string("output"));
-    const scope = runsScope(
-      {
-        namespace: flags.string("namespace"),
-        "all-namespaces": flags.bool("all-namespaces"),
-        kubeconfig: flags.string("kubeconfig"),
-        context: flags.string("context"),
-      },
-      ctx.env,
-    );
+    const scope = runsScope(flags, ctx.env);
     const client = await ctx.transport.connect();
     if (!client) throw new AicrError("INTERNAL", "the remote transport returned no cluster client");
     const runs = await listRuns(client, scope);

@@ -197,10 +197,8 @@ export default defineAicrCommand({
       aksGpuPools: flags.string("aks-gpu-pools"),
       gkeGpuPools: flags.string("gke-gpu-pools"),
     };
-    const format = flags.string("format");
-    const maxNodesPerEntry = flags.string("max-nodes-per-entry");
     if (ctx.transport.name === "local")
-      return runNodeSnapshot(ctx, { output, format, "max-nodes-per-entry": maxNodesPerEntry }, writeStdout, {
+      return runNodeSnapshot(ctx, flags, writeStdout, {
         ...extras,
         requireGpu: flags.written("require-gpu"),
         os: flags.string("os"),
@@ -214,7 +212,7 @@ export default defineAicrCommand({
           clusterConfig: flags.string("cluster-config"),
           namespace: ns,
           output,
-          format,
+          format: flags.string("format"),
           image: flags.string("image"),
           imagePullSecrets: flags.list("image-pull-secret"),
           jobName: flags.string("job-name"),
@@ -231,7 +229,7 @@ export default defineAicrCommand({
           limits: flags.string("limits"),
           discoverNetwork: flags.written("discover-network"),
           overwrite: flags.written("overwrite"),
-          maxNodesPerEntry,
+          maxNodesPerEntry: flags.string("max-nodes-per-entry"),
           debug: flags.bool("debug"),
         },
         ctx.env,
