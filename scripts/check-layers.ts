@@ -7,7 +7,9 @@
  *  5. ARCHITECTURE.md's src/ tree names every file under src/, and only those (check-tree.ts);
  *  6. the import graph has no cycle (type-only and dynamic imports count: they couple modules too);
  *  7. a folder's public surface is its files without a leading "_" (Deno std's convention): a
- *     `_`-prefixed file is imported only from its own top-level folder.
+ *     `_`-prefixed file is imported only from its own top-level folder;
+ *  8. no test imports scripts/ (a script under test is run as a program; what both need lives in
+ *     test/support, which the benchmarks import).
  */
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, resolve } from "node:path";
@@ -88,6 +90,21 @@ for (const path of await walk(src)) {
     ) {
       problems.push(`${file}: commands must not import each other (${target}); move shared code down`);
     }
+  }
+}
+
+const testDir = join(root, "test");
+for (const path of await walk(testDir)) {
+  if (path.includes("/node_modules/")) continue;
+  const text = await readFile(path, "utf8");
+  for (const m of text.matchAll(
+    /(?:import|export)[^"'`;]*?from\s*["'](\.[^"']+)["']|import\s*\(\s*["'](\.[^"']+)["']/g,
+  )) {
+    const target = relative(root, resolve(dirname(path), m[1] ?? m[2] ?? ""));
+    if (target.startsWith("scripts/"))
+      problems.push(
+        `${relative(root, path)}: imports ${target}; run the script as a program, or share through test/support`,
+      );
   }
 }
 
