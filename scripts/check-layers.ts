@@ -24,7 +24,7 @@ const LAYERS: string[][] = [
   ["main.ts", "index.ts"],
   ["cli.ts"],
   ["commands"],
-  ["remote", "agent", "validate", "legacy", "runs", "image", "diff"],
+  ["remote", "deployer", "validate", "legacy", "runs", "image", "diff"],
   ["rbac", "collect", "snapshot", "run"],
   ["transport"],
   ["kube"],

@@ -20,7 +20,7 @@ import { checkUnitMirror, mirroredModules, walk } from "./check-tree.ts";
 /** Where each test/unit file that mirrors no module by its name goes (paths from the repository root). */
 export const TARGETS: Record<string, string> = {
   // tests of a src/ module under another name, or at the top of test/unit
-  "test/unit/agent/names.test.ts": "test/unit/run/names.test.ts", // run/names.ts (runNames)
+  "test/unit/deployer/names.test.ts": "test/unit/run/names.test.ts", // run/names.ts (runNames)
   "test/unit/commands/flag-values.test.ts": "test/unit/commands/argv.flag-values.test.ts", // _argv.ts flagValues
   "test/unit/commands/namespace.test.ts": "test/unit/commands/args.test.ts", // _args.ts resolveNamespace
   "test/unit/commands/snapshot-flags-extra.test.ts": "test/unit/commands/snapshot-flags.test.ts",

@@ -1,6 +1,6 @@
-import type { Toleration } from "../agent/job-spec.ts";
 import { AicrError } from "../core/errors.ts";
 import { dns1123SubdomainProblems } from "../core/names.ts";
+import type { Toleration } from "../deployer/job-spec.ts";
 
 /** Small parsers for flag values; each error names the flag, quotes the value and shows the form. */
 

@@ -1,10 +1,10 @@
-import { agentJobFailure } from "../agent/failure.ts";
-import type { NodeJob } from "../agent/fleet-deployer.ts";
-import type { FleetDispatcher } from "../agent/fleet-dispatch.ts";
-import { type Placement, podFailure } from "../agent/sentinel.ts";
-import { describePodState, type PodState } from "../agent/wait.ts";
 import { DeadlineExceeded, startDeadline } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
+import { agentJobFailure } from "../deployer/failure.ts";
+import type { NodeJob } from "../deployer/fleet-deployer.ts";
+import type { FleetDispatcher } from "../deployer/fleet-dispatch.ts";
+import { type Placement, podFailure } from "../deployer/sentinel.ts";
+import { describePodState, type PodState } from "../deployer/wait.ts";
 
 /**
  * Resolves when `job`'s agent Job completes; rejects with the node's own cause: a pending pod the

@@ -2,8 +2,9 @@
  * Two read-only questions the gate of a run and of a fleet both ask before the first write: is the
  * run ID free, and would admission take the agent's pod (the dry run's object).
  */
-import type { buildAgentJob } from "../agent/job-spec.ts";
+
 import { AicrError } from "../core/errors.ts";
+import type { buildAgentJob } from "../deployer/job-spec.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 
 interface Ref {

@@ -4,9 +4,10 @@
  * ClusterRole grant (prefix), or the existing ServiceAccount's own rules (exact); the agent pod's
  * admission dry run either way.
  */
-import { resolveServiceAccountMode, type ServiceAccountMode } from "../agent/service-account-mode.ts";
+
 import { bulletList } from "../core/errors.ts";
 import type { Logger } from "../core/log.ts";
+import { resolveServiceAccountMode, type ServiceAccountMode } from "../deployer/service-account-mode.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { type GateSpec, type Need, passGate } from "../kube/gate.ts";
 import { agentGrants, agentRuleChecks, callerBaseChecks, callerRbacChecks } from "./_checks.ts";

@@ -1,3 +1,8 @@
+import { unlessAborted, withTimeout } from "../core/async.ts";
+import { DeadlineExceeded } from "../core/deadline.ts";
+import { AicrError } from "../core/errors.ts";
+import { LABEL, LABEL_VALUE } from "../core/labels.ts";
+import { createLogger } from "../core/log.ts";
 import {
   AgentRun,
   type AgentRunConfig,
@@ -5,18 +10,13 @@ import {
   type Deployment,
   planAgentRun,
   type RunWaits,
-} from "../agent/deployer.ts";
-import { agentJobFailure } from "../agent/failure.ts";
-import { buildAgentJob, jobDeadlineSeconds } from "../agent/job-spec.ts";
-import type { ResultConfigMap } from "../agent/result.ts";
-import { type Placement, podFailure, startSentinel } from "../agent/sentinel.ts";
-import type { ServiceAccountMode } from "../agent/service-account-mode.ts";
-import { describePodState } from "../agent/wait.ts";
-import { unlessAborted, withTimeout } from "../core/async.ts";
-import { DeadlineExceeded } from "../core/deadline.ts";
-import { AicrError } from "../core/errors.ts";
-import { LABEL, LABEL_VALUE } from "../core/labels.ts";
-import { createLogger } from "../core/log.ts";
+} from "../deployer/deployer.ts";
+import { agentJobFailure } from "../deployer/failure.ts";
+import { buildAgentJob, jobDeadlineSeconds } from "../deployer/job-spec.ts";
+import type { ResultConfigMap } from "../deployer/result.ts";
+import { type Placement, podFailure, startSentinel } from "../deployer/sentinel.ts";
+import type { ServiceAccountMode } from "../deployer/service-account-mode.ts";
+import { describePodState } from "../deployer/wait.ts";
 import type { KubeClient, KubeObject } from "../kube/client.ts";
 import { isForbidden, isNotFound, toAicrError } from "../kube/errors.ts";
 import type { ReceiptRow } from "../run/cleanup.ts";

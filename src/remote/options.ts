@@ -1,5 +1,5 @@
-import type { Toleration } from "../agent/job-spec.ts";
 import { DEFAULT_IMAGE } from "../core/version.ts";
+import type { Toleration } from "../deployer/job-spec.ts";
 import type { Destination } from "../snapshot/deliver.ts";
 import type { Subtype } from "../snapshot/schema.ts";
 import type { SnapshotFormat } from "../snapshot/serialize.ts";

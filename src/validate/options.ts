@@ -1,4 +1,4 @@
-import type { Toleration } from "../agent/job-spec.ts";
+import type { Toleration } from "../deployer/job-spec.ts";
 import type { SnapshotRunOptions } from "../remote/options.ts";
 import type { ConfigMapRef } from "../snapshot/cm-uri.ts";
 import type { Snapshot } from "../snapshot/schema.ts";

@@ -2,8 +2,8 @@ import { describe, expect, test } from "bun:test";
 import { Writable } from "node:stream";
 import { CLUSTER_BASELINE_RULES, NAMESPACED_RULES, toPolicyRule } from "../../src/rbac/rules.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
-import { adminClient, agentCluster, captureLog, newRun, testRunId } from "../agent/_harness.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
+import { adminClient, agentCluster, captureLog, newRun, testRunId } from "../deployer/_harness.ts";
 import { useCluster } from "../support/cluster.ts";
 
 /**

@@ -1,7 +1,7 @@
 /** Pure builders of one validation run's objects; every name carries the run ID. */
 
-import { jobDeadlineSeconds } from "../../agent/job-spec.ts";
 import { LABEL } from "../../core/labels.ts";
+import { jobDeadlineSeconds } from "../../deployer/job-spec.ts";
 import type { V1ConfigMap } from "../../kube/types.ts";
 import {
   type BuiltMeta,

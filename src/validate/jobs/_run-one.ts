@@ -1,6 +1,6 @@
 import { Writable } from "node:stream";
-import { describePodState, type PodState } from "../../agent/wait.ts";
 import { DeadlineExceeded } from "../../core/deadline.ts";
+import { describePodState, type PodState } from "../../deployer/wait.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import type { OwnerRef } from "../../rbac/objects.ts";
 import { type CreateOwnedOptions, createOwned } from "../../run/create-owned.ts";

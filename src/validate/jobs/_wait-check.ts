@@ -1,7 +1,7 @@
-import { ownedByJob } from "../../agent/pod-select.ts";
-import { podFailure } from "../../agent/sentinel.ts";
-import type { PodState } from "../../agent/wait.ts";
 import type { AicrError } from "../../core/errors.ts";
+import { ownedByJob } from "../../deployer/pod-select.ts";
+import { podFailure } from "../../deployer/sentinel.ts";
+import type { PodState } from "../../deployer/wait.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { watchUntil } from "../../kube/watch-until.ts";
 import { VALIDATOR_LABEL } from "./_objects.ts";

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import { planAgentRun } from "../../../src/agent/deployer.ts";
-import { buildNodeJob } from "../../../src/agent/fleet-deployer.ts";
-import { FleetDispatcher } from "../../../src/agent/fleet-dispatch.ts";
+import { planAgentRun } from "../../../src/deployer/deployer.ts";
+import { buildNodeJob } from "../../../src/deployer/fleet-deployer.ts";
+import { FleetDispatcher } from "../../../src/deployer/fleet-dispatch.ts";
 import {
   fleetFailure,
   fleetReport,

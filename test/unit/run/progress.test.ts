@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { describePodState, type PodState } from "../../../src/agent/wait.ts";
 import { createLogger } from "../../../src/core/log.ts";
+import { describePodState, type PodState } from "../../../src/deployer/wait.ts";
 import {
   createProgress,
   formatPhase,

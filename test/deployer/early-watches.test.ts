@@ -4,7 +4,7 @@
  * path. Their events are checked only once the Job's UID is known.
  */
 import { describe, expect, test } from "bun:test";
-import type { RunWaits } from "../../src/agent/deployer.ts";
+import type { RunWaits } from "../../src/deployer/deployer.ts";
 import type { LoggedRequest } from "../cluster/request-log.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS } from "../cluster/testbed.ts";

@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { ownedByJob, pickOwnedPod } from "../../../src/agent/pod-select.ts";
+import { ownedByJob, pickOwnedPod } from "../../../src/deployer/pod-select.ts";
 import type { Json, V1Pod } from "../../../src/kube/types.ts";
 
 type Pod = Json<V1Pod>;

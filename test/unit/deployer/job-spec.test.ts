@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { type AgentJobInput, buildAgentJob, mergeResources } from "../../../src/agent/job-spec.ts";
+import { type AgentJobInput, buildAgentJob, mergeResources } from "../../../src/deployer/job-spec.ts";
 import { runNames } from "../../../src/run/names.ts";
 
 const RUN = "20260821-142233-9f3a1c0b7e2d4a55";

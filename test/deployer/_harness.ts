@@ -1,5 +1,7 @@
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { startDeadline } from "../../src/core/deadline.ts";
+import { createLogger, type Logger } from "../../src/core/log.ts";
 import {
   AgentRun,
   type AgentRunConfig,
@@ -8,11 +10,9 @@ import {
   type DeployOptions,
   type RunWaits,
   type Watchable,
-} from "../../src/agent/deployer.ts";
-import type { ResultConfigMap } from "../../src/agent/result.ts";
-import type { JobOutcome, PodState } from "../../src/agent/wait.ts";
-import { startDeadline } from "../../src/core/deadline.ts";
-import { createLogger, type Logger } from "../../src/core/log.ts";
+} from "../../src/deployer/deployer.ts";
+import type { ResultConfigMap } from "../../src/deployer/result.ts";
+import type { JobOutcome, PodState } from "../../src/deployer/wait.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import type { ReceiptRow } from "../../src/run/cleanup.ts";
 import type { CreatedSet } from "../../src/run/created-set.ts";

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { describePodState } from "../../src/agent/wait.ts";
 import { DeadlineExceeded } from "../../src/core/deadline.ts";
+import { describePodState } from "../../src/deployer/wait.ts";
 import { resource } from "../cluster/store.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
