@@ -16,7 +16,7 @@ import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { aicr, baseEnv, ROOT } from "../e2e/_aicr.ts";
 import { type RealSystemd, realSystemdMissing, startRealSystemd } from "../support/real-systemd.ts";
 import { until } from "../support/until.ts";
-import { captureLog, collectorOptions } from "../unit/collect/helpers.ts";
+import { captureLog, collectorOptions } from "../unit/collect/_helpers.ts";
 
 const missing = realSystemdMissing();
 const never = new AbortController().signal;

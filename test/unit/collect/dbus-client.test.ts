@@ -4,7 +4,7 @@ import { authRequest, parseAuthReply } from "../../../src/collect/_dbus-auth.ts"
 import { DbusConnection, DbusError } from "../../../src/collect/_dbus-client.ts";
 import { decodeMessage, encodeMessage, MessageType } from "../../../src/collect/_dbus-message.ts";
 import { rejection } from "../../support/reject.ts";
-import { GUID, peer, type Served, serve as serveAt } from "./dbus-peer.ts";
+import { GUID, peer, type Served, serve as serveAt } from "./_dbus-peer.ts";
 
 const servers: Served[] = [];
 afterEach(() => {

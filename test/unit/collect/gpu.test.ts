@@ -5,7 +5,7 @@ import { runCommand } from "../../../src/collect/_exec.ts";
 import { collectGpu } from "../../../src/collect/_gpu.ts";
 import { collectPciHardware } from "../../../src/collect/_pci.ts";
 import { collectSmi, parseSmiXml } from "../../../src/collect/_smi.ts";
-import { BIN, captureLog, collectorOptions, HOSTS, pathWith, withTempDir } from "./helpers.ts";
+import { BIN, captureLog, collectorOptions, HOSTS, pathWith, withTempDir } from "./_helpers.ts";
 
 const H100_SMI = {
   driver: "570.124.06",

@@ -4,8 +4,8 @@ import { join } from "node:path";
 import type { Measurement } from "../../../src/collect/_types.ts";
 import { collectAll, hostRootFromEnv } from "../../../src/collect/index.ts";
 import { AicrError } from "../../../src/core/errors.ts";
-import { FakeCluster, gpuNode } from "./fake-cluster.ts";
-import { captureLog, HOSTS, pathWith } from "./helpers.ts";
+import { FakeCluster, gpuNode } from "./_fake-cluster.ts";
+import { captureLog, HOSTS, pathWith } from "./_helpers.ts";
 
 function find(ms: Measurement[], type: string, subtype: string): Record<string, unknown> | undefined {
   return ms.find((m) => m.type === type)?.subtypes.find((s) => s.subtype === subtype)?.data;

@@ -3,8 +3,8 @@ import { collectK8s } from "../../../src/collect/_k8s.ts";
 import { addPodImages, flattenSpec, parseImage, providerOf } from "../../../src/collect/_k8s-parse.ts";
 import type { Readings } from "../../../src/collect/_types.ts";
 import type { Json, V1Pod } from "../../../src/kube/types.ts";
-import { FakeCluster, gpuNode } from "./fake-cluster.ts";
-import { captureLog, collectorOptions } from "./helpers.ts";
+import { FakeCluster, gpuNode } from "./_fake-cluster.ts";
+import { captureLog, collectorOptions } from "./_helpers.ts";
 
 function k8sOptions(cluster: FakeCluster, log = captureLog().log) {
   return { ...collectorOptions("/", { log }), cluster, nodeName: "gpu-node-07" };

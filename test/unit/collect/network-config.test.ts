@@ -5,8 +5,8 @@ import { collectNetwork } from "../../../src/collect/_network.ts";
 import { checkClusterConfigFile, MAX_CLUSTER_CONFIG_BYTES } from "../../../src/collect/index.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
 import { rejection } from "../../support/reject.ts";
-import { collectorOptions, HOSTS, withTempDir } from "./helpers.ts";
-import { SAMPLE_CLUSTER_CONFIG } from "./network-sample.ts";
+import { collectorOptions, HOSTS, withTempDir } from "./_helpers.ts";
+import { SAMPLE_CLUSTER_CONFIG } from "./_network-sample.ts";
 
 const rejected = (path: string): Promise<AicrError> => rejection(checkClusterConfigFile(path));
 

@@ -12,9 +12,9 @@ import { clusterReaderFor } from "../../../src/kube/cluster-reader.ts";
 import type { Measurement, Subtype } from "../../../src/snapshot/schema.ts";
 import { CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../../cluster/testbed.ts";
 import { requestsSince } from "../../support/requests.ts";
-import { FakeCluster } from "./fake-cluster.ts";
-import { captureLog, collectorOptions, HOSTS, withTempDir } from "./helpers.ts";
-import { SAMPLE_CLUSTER_CONFIG } from "./network-sample.ts";
+import { FakeCluster } from "./_fake-cluster.ts";
+import { captureLog, collectorOptions, HOSTS, withTempDir } from "./_helpers.ts";
+import { SAMPLE_CLUSTER_CONFIG } from "./_network-sample.ts";
 
 const IB = join(HOSTS, "network-ib-node");
 const ROCE = join(HOSTS, "network-roce-node");

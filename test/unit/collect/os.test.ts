@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { collectOs } from "../../../src/collect/_os.ts";
 import { parseKernelCmdline, parseOsRelease, sysctlReadings } from "../../../src/collect/_os-parse.ts";
 import type { Measurement } from "../../../src/collect/_types.ts";
-import { captureLog, collectorOptions, HOSTS, withTempDir } from "./helpers.ts";
+import { captureLog, collectorOptions, HOSTS, withTempDir } from "./_helpers.ts";
 
 function subtype(m: Measurement, name: string): Record<string, string | number | boolean> | undefined {
   return m.subtypes.find((s) => s.subtype === name)?.data;

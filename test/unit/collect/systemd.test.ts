@@ -5,8 +5,8 @@ import { join } from "node:path";
 import type { DbusVariant } from "../../../src/collect/_dbus-signature.ts";
 import { collectSystemd, systemdFromNode } from "../../../src/collect/_systemd.ts";
 import { systemdSockets } from "../../../src/collect/_systemd-dbus.ts";
-import { peer, type Served, serve } from "./dbus-peer.ts";
-import { captureLog, collectorOptions, withTempDir } from "./helpers.ts";
+import { peer, type Served, serve } from "./_dbus-peer.ts";
+import { captureLog, collectorOptions, withTempDir } from "./_helpers.ts";
 
 describe("SystemD collector over D-Bus (scripted peers; the real systemd: test/collect/systemd-dbus.test.ts)", () => {
   const servers: Served[] = [];

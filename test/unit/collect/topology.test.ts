@@ -7,8 +7,8 @@ import {
   topologyMeasurement,
 } from "../../../src/collect/_topology.ts";
 import type { Json, V1Node } from "../../../src/kube/types.ts";
-import { FakeCluster } from "./fake-cluster.ts";
-import { collectorOptions } from "./helpers.ts";
+import { FakeCluster } from "./_fake-cluster.ts";
+import { collectorOptions } from "./_helpers.ts";
 
 function node(name: string, labels: Record<string, string>, taints: Json<V1Node>["spec"] = {}): Json<V1Node> {
   return { metadata: { name, labels }, spec: taints };

@@ -1,7 +1,7 @@
 /** test/support/until.ts: the suites' one wait. Bounds here are tiny only where expiry is the point. */
 import { expect, test } from "bun:test";
-import { rejection } from "../../support/reject.ts";
-import { type ChangeFeed, until, untilStore } from "../../support/until.ts";
+import { rejection } from "./reject.ts";
+import { type ChangeFeed, until, untilStore } from "./until.ts";
 
 /** A change feed the test drives by hand. */
 function feed(): ChangeFeed & { emit(): void; listeners(): number } {

@@ -2,18 +2,18 @@ import { describe, expect, test } from "bun:test";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseAllDocuments } from "yaml";
-import { AicrError } from "../../src/core/errors.ts";
-import { dns1123SubdomainProblems } from "../../src/core/names.ts";
-import { renderAgentRbac, renderedClusterRoleName } from "../../src/rbac/_render.ts";
+import { AicrError } from "../../../src/core/errors.ts";
+import { dns1123SubdomainProblems } from "../../../src/core/names.ts";
+import { renderAgentRbac, renderedClusterRoleName } from "../../../src/rbac/_render.ts";
 import {
   CLUSTER_BASELINE_RULES,
   DISCOVER_NETWORK_RULES,
   isMutating,
   NAMESPACED_RULES,
-} from "../../src/rbac/rules.ts";
+} from "../../../src/rbac/rules.ts";
 
 const RUN_ID = "20260821-142233-9f3a1c0b7e2d4a55";
-const GOLDEN = join(import.meta.dir, "../fixtures/golden/render-rbac");
+const GOLDEN = join(import.meta.dir, "../../fixtures/golden/render-rbac");
 const base = { namespace: "gpu-operator", serviceAccount: "irsa-snapshotter", runId: RUN_ID };
 
 const objectsOf = (content: string): Record<string, unknown>[] =>

@@ -1,12 +1,12 @@
 import { describe, expect, test } from "bun:test";
-import { AicrError } from "../../src/core/errors.ts";
+import { AicrError } from "../../../src/core/errors.ts";
 import {
   generateInvocationId,
   generateRunId,
   RUN_ID_LENGTH,
   RUN_ID_PATTERN,
   resolveRunId,
-} from "../../src/run/run-id.ts";
+} from "../../../src/run/run-id.ts";
 
 describe("run ID", () => {
   test("has the form YYYYMMDD-HHMMSS-<16 hex> and is 32 characters", () => {

@@ -2,8 +2,8 @@ import { afterEach, beforeEach, expect, test } from "bun:test";
 import { lstat, mkdir, mkdtemp, readdir, readFile, rm, symlink } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { writeNewDirectory } from "../../src/core/files.ts";
-import { rejection } from "../support/reject.ts";
+import { writeNewDirectory } from "../../../src/core/files.ts";
+import { rejection } from "../../support/reject.ts";
 
 let parent: string;
 beforeEach(async () => {

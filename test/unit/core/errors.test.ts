@@ -6,7 +6,7 @@ import {
   errorMessage,
   exitCodeOf,
   formatError,
-} from "../../src/core/errors.ts";
+} from "../../../src/core/errors.ts";
 
 test("every code maps to the contract's exit status", () => {
   expect(EXIT_CODES).toEqual({

@@ -2,7 +2,7 @@
 import { describe, expect, test } from "bun:test";
 import { join } from "node:path";
 
-const SCRIPT = join(import.meta.dir, "../../../scripts/prereqs.ts");
+const SCRIPT = join(import.meta.dir, "../../scripts/prereqs.ts");
 
 function check(env: Record<string, string>) {
   const r = Bun.spawnSync([process.execPath, SCRIPT, "--check"], { env, stdout: "pipe", stderr: "pipe" });

@@ -1,6 +1,6 @@
 import { expect, test } from "bun:test";
-import { resolveValidateOptions } from "../../../src/commands/_validate-flags.ts";
-import { VALIDATOR_CLUSTER_RULES } from "../../../src/validate/_catalog.ts";
+import { resolveValidateOptions } from "../../../../src/commands/_validate-flags.ts";
+import { VALIDATOR_CLUSTER_RULES } from "../../../../src/validate/_catalog.ts";
 import {
   buildCheckJob,
   buildSupportObjects,
@@ -8,8 +8,8 @@ import {
   checkJobName,
   validationLabels,
   validationNames,
-} from "../../../src/validate/jobs/_objects.ts";
-import { truncateOutput, verdictMessage } from "../../../src/validate/jobs/_run-one.ts";
+} from "../../../../src/validate/jobs/_objects.ts";
+import { truncateOutput, verdictMessage } from "../../../../src/validate/jobs/_run-one.ts";
 
 const RUN = "20261129-120000-0123456789abcdef";
 const id = { runId: RUN, invocationId: "inv-1" };

@@ -1,16 +1,16 @@
 import { describe, expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseSnapshot } from "../../../src/snapshot/schema.ts";
+import { parseSnapshot } from "../../../../src/snapshot/schema.ts";
 import {
   expectedResources,
   gpuOperatorVersion,
   imageReferenceTag,
   operatorHealth,
-} from "../../../src/validate/validator/_checks.ts";
+} from "../../../../src/validate/validator/_checks.ts";
 
 const snapshot = parseSnapshot(
-  readFileSync(join(import.meta.dir, "../../validate/fixtures/snapshot-h100.yaml"), "utf8"),
+  readFileSync(join(import.meta.dir, "../../../validate/fixtures/snapshot-h100.yaml"), "utf8"),
   "fixture",
 );
 const policy = (state?: string) => ({ metadata: { name: "cluster-policy" }, status: state ? { state } : {} });

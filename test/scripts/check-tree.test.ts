@@ -93,7 +93,7 @@ test("test/unit mirrors src/: <dir>/<name>[.<aspect>].test.ts names src/<dir>/<n
     ...src,
     ...unit(["errors.test.ts", "image/push.test.ts", "image/helpers.ts", "scripts/prereqs.test.ts"]),
   });
-  expect(checkTree(["--root", bad]).code).toBe(0); // the rule is not enforced by default yet
+  expect(checkTree(["--root", bad]).code).toBe(1); // enforced by default: the layer check runs it
   expect(checkTree(["--root", bad, "--unit-mirror"])).toEqual({
     code: 1,
     stdout: "",

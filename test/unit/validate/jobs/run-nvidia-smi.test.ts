@@ -1,11 +1,11 @@
 import { expect, test } from "bun:test";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import type { Json, V1Node } from "../../../src/kube/types.ts";
-import { MAX_NVIDIA_SMI_NODES, type PlannedCheck } from "../../../src/validate/_catalog.ts";
-import type { CheckResult } from "../../../src/validate/_report.ts";
-import { mergeNodeRows } from "../../../src/validate/jobs/_run-nvidia-smi.ts";
-import { nvidiaSmiVerdict, sampleGpuNodes, smiGpuCount } from "../../../src/validate/validator/_checks.ts";
+import type { Json, V1Node } from "../../../../src/kube/types.ts";
+import { MAX_NVIDIA_SMI_NODES, type PlannedCheck } from "../../../../src/validate/_catalog.ts";
+import type { CheckResult } from "../../../../src/validate/_report.ts";
+import { mergeNodeRows } from "../../../../src/validate/jobs/_run-nvidia-smi.ts";
+import { nvidiaSmiVerdict, sampleGpuNodes, smiGpuCount } from "../../../../src/validate/validator/_checks.ts";
 
 const node = (
   name: string,
@@ -27,7 +27,7 @@ const node = (
   }) as Json<V1Node>;
 
 test("the fake nvidia-smi's recording counts 8 GPUs; other output counts none", () => {
-  const xml = readFileSync(join(import.meta.dir, "../../fixtures/bin/h100/nvidia-smi.xml"), "utf8");
+  const xml = readFileSync(join(import.meta.dir, "../../../fixtures/bin/h100/nvidia-smi.xml"), "utf8");
   expect(smiGpuCount(xml)).toBe(8);
   expect(smiGpuCount("<nvidia_smi_log><gpu id='a'></gpu><gpu id='b'></gpu></nvidia_smi_log>")).toBe(2);
   expect(smiGpuCount("NVIDIA-SMI has failed")).toBeUndefined();
