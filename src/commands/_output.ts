@@ -1,6 +1,7 @@
 import { stringify } from "yaml";
 import { AicrError } from "../core/errors.ts";
 import type { ValueFlag } from "./_flag-spec.ts";
+import type { Flags } from "./_flags.ts";
 
 export type OutputFormat = "text" | "json" | "yaml";
 
@@ -31,4 +32,28 @@ export function render(format: OutputFormat, data: unknown, text: () => string):
   if (format === "yaml") return stringify(data);
   const t = text();
   return t.endsWith("\n") ? t : `${t}\n`;
+}
+
+/** `-o text|json` for the commands whose machine-readable form is JSON alone. */
+export const textOrJsonArg = (description: string) =>
+  ({
+    type: "enum",
+    options: ["text", "json"],
+    alias: "o",
+    description,
+    valueHint: "json",
+  }) as const satisfies ValueFlag;
+
+/** The -o value of a textOrJsonArg flag, checked; `remedy` says what -o json prints there. */
+export function textOrJson(flags: Flags, remedy: string): "text" | "json" {
+  const output = flags.string("output") ?? "text";
+  if (output === "text" || output === "json") return output;
+  throw new AicrError(
+    "INVALID_REQUEST",
+    `invalid --output ${JSON.stringify(output)}: expected "json" or "text"`,
+    {
+      remedy,
+      context: { field: "--output", value: output },
+    },
+  );
 }

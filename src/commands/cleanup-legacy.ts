@@ -1,12 +1,14 @@
 import { AicrError } from "../core/errors.ts";
 import { dns1123LabelProblems } from "../core/names.ts";
 import { cleanupLegacy, verdict } from "../legacy/cleanup.ts";
-import { askYesNo, isInteractive } from "../legacy/confirm.ts";
+import { askYesNo } from "../legacy/confirm.ts";
 import { toJson } from "../legacy/report.ts";
 import type { Scope } from "../legacy/types.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { deleteArgs, deleteConsent } from "./_delete-flags.ts";
 import type { Flags } from "./_flags.ts";
+import { textOrJson, textOrJsonArg } from "./_output.ts";
 
 const invalid = (message: string, detail: { remedy: string; context: Record<string, unknown> }): AicrError =>
   new AicrError("INVALID_REQUEST", message, detail);
@@ -57,41 +59,18 @@ export default defineAicrCommand({
       alias: "A",
       description: "Look for the namespaced legacy objects in every namespace (instead of -n, repeatable)",
     },
-    yes: { type: "boolean", alias: "y", description: "Delete without asking (required without a terminal)" },
-    "dry-run": { type: "boolean", description: "Print the plan; delete nothing" },
+    ...deleteArgs,
     force: { type: "boolean", description: "Also delete a still-active legacy Job and what it runs with" },
     "include-configmaps": {
       type: "boolean",
       description: "Also delete the legacy aicr-snapshot ConfigMap (kept by default: it may be a user's)",
     },
-    output: {
-      type: "enum",
-      options: ["text", "json"],
-      alias: "o",
-      description: "json: print the plan (dry run) or the receipt on stdout",
-      valueHint: "json",
-    },
+    output: textOrJsonArg("json: print the plan (dry run) or the receipt on stdout"),
   },
   async run(ctx, flags) {
-    const output = flags.string("output") ?? "text";
-    if (output !== "text" && output !== "json") {
-      throw invalid(`invalid --output ${JSON.stringify(output)}: expected "json" or "text"`, {
-        remedy: "pass -o json for the plan or receipt on stdout, or omit -o",
-        context: { field: "--output", value: output },
-      });
-    }
+    const output = textOrJson(flags, "pass -o json for the plan or receipt on stdout, or omit -o");
     const scope = scopeFrom(flags, ctx.env);
-    const dryRun = flags.bool("dry-run");
-    const yes = flags.bool("yes");
-    if (!dryRun && !yes && !isInteractive()) {
-      throw invalid(
-        "refusing to delete without confirmation: there is no terminal to ask on and --yes was not given",
-        {
-          remedy: "pass --yes to delete unattended, or --dry-run to only print the plan; nothing was deleted",
-          context: { field: "--yes" },
-        },
-      );
-    }
+    const { dryRun, yes } = deleteConsent(flags);
     const client = await ctx.transport.connect();
     if (!client) throw new AicrError("INTERNAL", "the remote transport returned no cluster client");
     ctx.log.info(`cluster ${client.server} (credentials from ${client.origin})`);

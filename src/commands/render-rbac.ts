@@ -1,7 +1,7 @@
-import { AicrError } from "../core/errors.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { textOrJson, textOrJsonArg } from "./_output.ts";
 
 /** aicr render-rbac <sa>: validate → render (pure) → write a new directory → tell the operator. */
 export default defineAicrCommand({
@@ -27,26 +27,10 @@ export default defineAicrCommand({
       description: "Parent directory for snapshot-rbac-<run-id>/ (default: .)",
       valueHint: "path",
     },
-    output: {
-      type: "enum",
-      options: ["text", "json"],
-      alias: "o",
-      description: "json: print a machine-readable summary on stdout",
-      valueHint: "json",
-    },
+    output: textOrJsonArg("json: print a machine-readable summary on stdout"),
   },
   async run(ctx, flags) {
-    const output = flags.string("output") ?? "text";
-    if (output !== "text" && output !== "json") {
-      throw new AicrError(
-        "INVALID_REQUEST",
-        `invalid --output ${JSON.stringify(output)}: expected "json" or "text"`,
-        {
-          remedy: "pass -o json for a machine-readable summary, or omit -o",
-          context: { field: "--output", value: output },
-        },
-      );
-    }
+    const output = textOrJson(flags, "pass -o json for a machine-readable summary, or omit -o");
     await writeAgentRbac({
       namespace: resolveNamespace(flags.string("namespace"), ctx.env),
       serviceAccount: flags.string("service-account") ?? "",

@@ -1,7 +1,9 @@
 import { AicrError } from "../core/errors.ts";
-import { askYesNo, isInteractive } from "../legacy/confirm.ts";
+import { askYesNo } from "../legacy/confirm.ts";
 import { checkRunIds, deleteRuns, deleteRunsDocument, deleteVerdict } from "../runs/delete.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { deleteArgs, deleteConsent } from "./_delete-flags.ts";
+import { textOrJson, textOrJsonArg } from "./_output.ts";
 import { allNamespacesArg, runsScope } from "./_runs-scope.ts";
 
 /** aicr runs delete: removes stale runs by their anchor (UID-pinned), the garbage collector takes the rest. */
@@ -23,43 +25,15 @@ export default defineAicrCommand({
       variadic: true,
     },
     "all-namespaces": allNamespacesArg,
-    yes: { type: "boolean", alias: "y", description: "Delete without asking (required without a terminal)" },
-    "dry-run": { type: "boolean", description: "Print the plan; delete nothing" },
+    ...deleteArgs,
     force: { type: "boolean", description: "Also delete a run whose Job is still active" },
-    output: {
-      type: "enum",
-      options: ["text", "json"],
-      alias: "o",
-      description: "json: print the plan (dry run) or the receipt on stdout",
-      valueHint: "json",
-    },
+    output: textOrJsonArg("json: print the plan (dry run) or the receipt on stdout"),
   },
   async run(ctx, flags) {
     const ids = checkRunIds(flags.positionals);
-    const output = flags.string("output") ?? "text";
-    if (output !== "text" && output !== "json") {
-      throw new AicrError(
-        "INVALID_REQUEST",
-        `invalid --output ${JSON.stringify(output)}: expected "json" or "text"`,
-        {
-          remedy: "pass -o json for the plan or receipt on stdout, or omit -o",
-          context: { field: "--output", value: output },
-        },
-      );
-    }
+    const output = textOrJson(flags, "pass -o json for the plan or receipt on stdout, or omit -o");
     const scope = runsScope(flags, ctx.env);
-    const dryRun = flags.bool("dry-run");
-    const yes = flags.bool("yes");
-    if (!dryRun && !yes && !isInteractive()) {
-      throw new AicrError(
-        "INVALID_REQUEST",
-        "refusing to delete without confirmation: there is no terminal to ask on and --yes was not given",
-        {
-          remedy: "pass --yes to delete unattended, or --dry-run to only print the plan; nothing was deleted",
-          context: { field: "--yes" },
-        },
-      );
-    }
+    const { dryRun, yes } = deleteConsent(flags);
     const client = await ctx.transport.connect();
     if (!client) throw new AicrError("INTERNAL", "the remote transport returned no cluster client");
     const result = await deleteRuns(client, {
