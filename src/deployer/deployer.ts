@@ -3,7 +3,7 @@ import type { Logger } from "../core/log.ts";
 import type { KubeClient, KubeObject, KubernetesObject } from "../kube/client.ts";
 import { watchUntil } from "../kube/watch-until.ts";
 import type { OwnerRef } from "../rbac/objects.ts";
-import { type RunIdentity, runLabels } from "../run/labels.ts";
+import type { RunIdentity } from "../run/labels.ts";
 import { type RunNames, runNames } from "../run/names.ts";
 import { ensureNamespace } from "../run/namespace.ts";
 import type { RunScope } from "../run/scope.ts";
@@ -18,6 +18,8 @@ import { type JobOutcome, type PodState, waitForJob, waitForStartedPod } from ".
 export interface AgentRunConfig extends PodSettings {
   namespace: string;
   identity: RunIdentity;
+  /** The run labels (the run's pipeline made them from its identity). */
+  labels: Readonly<Record<string, string>>;
   /** --job-name: a prefix. */
   jobPrefix?: string | undefined;
   /** --service-account-name: exact if such a ServiceAccount exists, else a prefix; unset is never probed. */
@@ -41,7 +43,7 @@ export function planAgentRun(config: AgentRunConfig): AgentRunPlan {
     serviceAccountPrefix: config.serviceAccountName,
   });
   const output = config.delivered ?? { namespace: config.namespace, name: names.stagingConfigMap };
-  return { names, labels: runLabels(config.identity), output, ownsOutput: !config.delivered };
+  return { names, labels: { ...config.labels }, output, ownsOutput: !config.delivered };
 }
 
 export interface RunWaits {

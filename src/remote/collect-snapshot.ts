@@ -141,10 +141,11 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
       },
     },
     {
-      plan: (identity) => {
+      plan: (identity, labels) => {
         const config: AgentRunConfig = {
           ...o,
           identity,
+          labels,
           delivered: options.delivered,
           // A killed run's privileged pod is stopped by Kubernetes a minute after --timeout, not in 5 h.
           activeDeadlineSeconds: jobDeadlineSeconds(o.timeoutMs),

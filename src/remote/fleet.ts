@@ -102,10 +102,11 @@ export async function collectFleet(options: FleetSnapshotOptions): Promise<Fleet
       },
     },
     {
-      plan: (identity) => {
+      plan: (identity, labels) => {
         const config: AgentRunConfig = {
           ...o,
           identity,
+          labels,
           activeDeadlineSeconds: jobDeadlineSeconds(options.nodeTimeoutMs ?? o.timeoutMs),
         };
         fleetNodeNames({ runId: identity.runId, jobPrefix: o.jobPrefix }, 0); // names checked before any request

@@ -9,11 +9,14 @@ export interface RunIdentity {
  * The five labels on every object a run creates and on the pod template. The run ID says
  * which run; only the invocation ID proves "this process created it" (never select on it).
  */
-export function runLabels(id: RunIdentity): Record<string, string> {
+export function runLabels(
+  id: RunIdentity,
+  component: string = LABEL_VALUE.snapshotAgent,
+): Record<string, string> {
   return {
     [LABEL.name]: LABEL_VALUE.app,
     [LABEL.managedBy]: LABEL_VALUE.app,
-    [LABEL.component]: LABEL_VALUE.snapshotAgent,
+    [LABEL.component]: component,
     [LABEL.runId]: id.runId,
     [LABEL.invocationId]: id.invocationId,
   };

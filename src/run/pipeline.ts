@@ -6,7 +6,7 @@ import type { KubeClient } from "../kube/client.ts";
 import { toAicrError } from "../kube/errors.ts";
 import { NoAnswerError } from "../kube/http.ts";
 import type { ReceiptRow } from "./cleanup.ts";
-import type { RunIdentity } from "./labels.ts";
+import { type RunIdentity, runLabels } from "./labels.ts";
 import { createProgress, type Progress, terminalStatus } from "./progress.ts";
 import { generateInvocationId, generateRunId } from "./run-id.ts";
 import { type KeptObject, RunScope, type RunScopeOptions } from "./scope.ts";
@@ -14,6 +14,8 @@ import { type KeptObject, RunScope, type RunScopeOptions } from "./scope.ts";
 /** What every step of an open run works with: its identity, its one deadline, its progress. */
 export interface OpenRun {
   readonly identity: RunIdentity;
+  /** The run labels every object of the run carries (run/labels.ts), made once here. */
+  readonly labels: Readonly<Record<string, string>>;
   readonly client: KubeClient;
   /** The run's logger: a line through it first erases the terminal's status line. */
   readonly log: Logger;
@@ -24,8 +26,8 @@ export interface OpenRun {
 }
 
 export interface RunSteps<Plan, Gate, T> {
-  /** Names and labels from the identity: pure, so a bad name is refused before any request. */
-  plan: (identity: RunIdentity) => Plan;
+  /** Names from the identity, with the run's labels: pure, so a bad name is refused before any request. */
+  plan: (identity: RunIdentity, labels: Readonly<Record<string, string>>) => Plan;
   /** Everything read-only before the first write (permissions, a free run ID, targets). */
   gate: (run: OpenRun, plan: Plan) => Promise<Gate>;
   /** Fields of the "permissions checked" line. */
@@ -58,6 +60,8 @@ export interface RunOptions {
   timeout: { what: string; remedy: string };
   /** false: --no-cleanup. */
   cleanup: boolean;
+  /** The run's app.kubernetes.io/component label; default: the snapshot agent's. */
+  component?: string | undefined;
   /** How messages name the run's objects: "" (a snapshot run) or e.g. "validation". */
   noun?: string | undefined;
   /** How often a wait says what it waits for; default AICR_PROGRESS_INTERVAL_MS, else 10 s. */
@@ -108,7 +112,8 @@ export async function withRun<Plan, Gate, T>(
     runId: options.runId ?? generateRunId(),
     invocationId: options.invocationId ?? generateInvocationId(),
   };
-  const plan = steps.plan(identity);
+  const labels = runLabels(identity, options.component);
+  const plan = steps.plan(identity, labels);
   // One bound for the whole run, the gate and every wait included. A server that has not answered
   // anything by then is reported as silent, not slow.
   using deadline = startDeadline(cancel, timeoutMs, {
@@ -127,7 +132,15 @@ export async function withRun<Plan, Gate, T>(
     intervalMs: options.progressIntervalMs,
     status: options.statusLine ? terminalStatus() : undefined,
   });
-  const run: OpenRun = { identity, client, log: progress.log, signal: deadline.signal, deadline, progress };
+  const run: OpenRun = {
+    identity,
+    labels,
+    client,
+    log: progress.log,
+    signal: deadline.signal,
+    deadline,
+    progress,
+  };
   progress.wait("checking permissions");
   const gate = await unlessAborted(steps.gate(run, plan), run.signal);
   progress.phase("permissions checked", steps.gateFields?.(gate));

@@ -16,6 +16,7 @@ import type { JobOutcome, PodState } from "../../src/deployer/wait.ts";
 import { KubeClient } from "../../src/kube/client.ts";
 import type { ReceiptRow } from "../../src/run/cleanup.ts";
 import type { CreatedSet } from "../../src/run/created-set.ts";
+import { runLabels } from "../../src/run/labels.ts";
 import { generateInvocationId } from "../../src/run/run-id.ts";
 import { RunScope } from "../../src/run/scope.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
@@ -144,6 +145,7 @@ export function newRun(client: KubeClient, sink: LogSink, config: RunOptions): T
   const full: AgentRunConfig = {
     namespace: NS,
     identity,
+    labels: runLabels(identity),
     image: AGENT_IMAGE,
     privileged: true,
     nodeSelector: { "nvidia.com/gpu.present": "true" },

@@ -16,7 +16,7 @@ import {
   buildSupportObjects,
   buildValidatorClusterRole,
   type Ctx,
-  validationLabels,
+  VALIDATION_COMPONENT,
   validationNames,
 } from "./_objects.ts";
 import { runNvidiaSmi } from "./_run-nvidia-smi.ts";
@@ -58,16 +58,17 @@ export async function runValidationJobs(
       startedAt: io.startedAt,
       cleanup: o.cleanup,
       noun: "validation",
+      component: VALIDATION_COMPONENT,
       timeout: {
         what: "the validation did not finish",
         remedy: "raise --timeout if the checks are just slow; each check's pod status says where it stood",
       },
     },
     {
-      plan: (identity): Ctx => ({
+      plan: (identity, labels): Ctx => ({
         names: validationNames(identity.runId),
         namespace: o.namespace,
-        labels: validationLabels(identity),
+        labels: { ...labels },
         placement: o.placement,
       }),
       gate: async (run) => {

@@ -11,6 +11,7 @@ import {
   sampleEvenly,
   selectFleetNodes,
 } from "../../../src/remote/_fleet-plan.ts";
+import { runLabels } from "../../../src/run/labels.ts";
 import { fleetNodeNames } from "../../../src/run/names.ts";
 
 const RUN = "20260101-000000-0123456789abcdef";
@@ -95,6 +96,7 @@ describe("node Job and dispatcher", () => {
     const config = {
       namespace: "ns",
       identity: { runId: RUN, invocationId: "i" },
+      labels: runLabels({ runId: RUN, invocationId: "i" }),
       image: "img",
       privileged: true,
     };
