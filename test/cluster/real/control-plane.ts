@@ -5,7 +5,6 @@
  * with it.
  */
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { controlPlaneBinary } from "../../control-plane/build.ts";
@@ -29,29 +28,18 @@ export interface ControlPlane extends ControlPlaneFiles {
   stop(): Promise<void>;
 }
 
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 let spare: Promise<ControlPlane> | undefined;
 
 /**
  * `control-plane up` under a shell that removes its directory once it has exited, however that comes
  * about: stop() (SIGTERM, passed on), or the end of this process closing its stdin — bun test runs no
- * exit hooks, and the spare nobody takes is stopped only that way. argv: binary, dir, port.
+ * exit hooks, and the spare nobody takes is stopped only that way. argv: binary, dir.
  */
 const SUPERVISE = [
   `trap 'kill -TERM "$up" 2>/dev/null; wait "$up"; rm -rf "$1"; exit 143' TERM INT`,
   // A background command's stdin is /dev/null unless redirected: hand it ours through fd 3.
   "exec 3<&0",
-  `"$0" up --dir "$1" --port "$2" <&3 3<&- &`,
+  `"$0" up --dir "$1" <&3 3<&- &`,
   "exec 3<&-",
   "up=$!",
   `wait "$up"`,
@@ -84,10 +72,12 @@ export function takeControlPlane(): Promise<ControlPlane> {
 export async function startControlPlane(users: StaticUser[]): Promise<ControlPlane> {
   const bin = await controlPlaneBinary();
   const dir = mkdtempSync(join(tmpdir(), "aicr-real-cluster-"));
-  const port = await freePort();
-  const url = `https://127.0.0.1:${port}`;
-  const files = layOut(dir, url, users);
-  const proc = Bun.spawn(["sh", "-c", SUPERVISE, bin.controlPlane, dir, String(port)], {
+  // The apiserver's port is chosen and held by `up` until the apiserver binds it (no port found here
+  // and freed before the child binds it: another process could take it in between); the ready line
+  // names it. The controller-manager's and scheduler's kubeconfigs are not used for the address
+  // (`up` gives them --master), so they are written before the port is known.
+  const files = layOut(dir, "https://127.0.0.1", users);
+  const proc = Bun.spawn(["sh", "-c", SUPERVISE, bin.controlPlane, dir], {
     stdin: "pipe",
     stdout: "pipe",
     stderr: "pipe",
@@ -116,6 +106,7 @@ export async function startControlPlane(users: StaticUser[]): Promise<ControlPla
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`the control plane did not start: ${err}\n${tail("kube-apiserver")}`);
   }
+  const { url, port } = JSON.parse(text.slice(0, text.indexOf("\n"))) as { url: string; port: number };
   let stopped: Promise<void> | undefined;
   return {
     ...files,
