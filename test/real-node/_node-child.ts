@@ -34,7 +34,14 @@ const pod = {
     containers: [{ name: "t", image: stack.images.ticker, args: ["-n", "0", "-every", "1s"] }],
   },
 };
-await kubectl(["create", "-f", "-"], JSON.stringify(pod));
+// Pods are refused until the controller-manager has made the namespace's default ServiceAccount,
+// which on a loaded machine can come after the node is up: the create is retried until it is taken.
+for (let i = 0; ; i++) {
+  const created = await kubectl(["create", "-f", "-"], JSON.stringify(pod));
+  if (created.includes("created") || created.includes("AlreadyExists")) break;
+  if (i > 120) throw new Error(`pod not created: ${created}`);
+  await Bun.sleep(500);
+}
 for (let i = 0; ; i++) {
   const phase = await kubectl(["get", "pod", "forever", "-o", "jsonpath={.status.phase}"]);
   if (phase.trim() === "Running") break;
