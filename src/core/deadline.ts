@@ -13,14 +13,22 @@ export interface Deadline extends Disposable {
   fail(reason: unknown): void;
 }
 
+type TimeoutOptions = { remedy: string; context?: Record<string, unknown> | undefined; cause?: unknown };
+
+/** The one constructor of a TIMEOUT: every other kind below is made through it. */
+class Timeout extends AicrError {
+  constructor(message: string, o: TimeoutOptions) {
+    super("TIMEOUT", message, o);
+  }
+}
+
 /** The TIMEOUT a deadline aborts with. `where` says what the run was doing when time ran out. */
-export class DeadlineExceeded extends AicrError {
+export class DeadlineExceeded extends Timeout {
   constructor(
     readonly o: { what: string; timeoutMs: number; remedy: string; flag?: string | undefined },
     where?: string,
   ) {
     super(
-      "TIMEOUT",
       `${o.what} within ${o.flag ? `${o.flag} ` : ""}${formatDuration(o.timeoutMs)}${where ? `: ${where}` : ""}`,
       { remedy: o.remedy, context: { timeoutMs: o.timeoutMs } },
     );
@@ -55,11 +63,8 @@ export interface DeadlineOptions {
  * activeDeadlineSeconds, a cleanup that outlived its bound, a report's timed-out checks): made here too,
  * so every TIMEOUT of aicr comes from this file.
  */
-export function timedOut(
-  message: string,
-  o: { remedy: string; context?: Record<string, unknown> | undefined; cause?: unknown },
-): AicrError {
-  return new AicrError("TIMEOUT", message, o);
+export function timedOut(message: string, o: TimeoutOptions): AicrError {
+  return new Timeout(message, o);
 }
 
 export function startDeadline(parent: AbortSignal, timeoutMs: number, o: DeadlineOptions): Deadline {
