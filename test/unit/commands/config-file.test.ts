@@ -16,7 +16,6 @@ import { configArg } from "../../../src/commands/_define.ts";
 import type { FlagSpecs as ArgsDef } from "../../../src/commands/_flag-spec.ts";
 import snapshotCommand from "../../../src/commands/snapshot.ts";
 import validateCommand from "../../../src/commands/validate.ts";
-import type { AicrError } from "../../../src/core/errors.ts";
 import { thrown } from "../../support/reject.ts";
 
 /** A command shaped like snapshot's, with every kind of flag the mapping tells apart. */
@@ -284,14 +283,10 @@ requests: [cpu=1]
   });
 
   test("the message names the file and the remedy points at the example", () => {
-    try {
-      apply("formt: json");
-    } catch (e) {
-      const err = e as AicrError;
-      expect(err.message).toStartWith('config "c.yaml" is invalid: 1 problem(s):\n  spec.snapshot.formt');
-      expect(err.remedy).toContain("examples/aicr-config.yaml");
-      expect(err.context.flag).toBe("--config");
-    }
+    const err = thrown(() => apply("formt: json"));
+    expect(err.message).toStartWith('config "c.yaml" is invalid: 1 problem(s):\n  spec.snapshot.formt');
+    expect(err.remedy).toContain("examples/aicr-config.yaml");
+    expect(err.context.flag).toBe("--config");
   });
 });
 
