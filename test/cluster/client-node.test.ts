@@ -273,11 +273,10 @@ for (const backend of BACKENDS)
           retryAfterSeconds: 2,
         });
         try {
-          await core.readNamespacedConfigMap({ name: "a", namespace: "default" });
-          throw new Error("expected 429");
-        } catch (e) {
-          expect(e).toBeInstanceOf(k8s.ApiException);
-          const ex = e as k8s.ApiException<string>;
+          const ex = await rejection<k8s.ApiException<string>>(
+            core.readNamespacedConfigMap({ name: "a", namespace: "default" }),
+            k8s.ApiException,
+          );
           expect(ex.code).toBe(429);
           expect(ex.headers["retry-after"]).toBe("2");
         } finally {

@@ -51,15 +51,10 @@ describe("push destinations", () => {
       "r.io/a//b",
       "bad_host.io/a",
     ]) {
-      let err: AicrError | undefined;
-      try {
-        parsePushTarget(bad);
-      } catch (e) {
-        err = e as AicrError;
-      }
-      expect(err?.code).toBe("INVALID_REQUEST");
-      expect(err?.message).toStartWith(`Invalid push destination ${JSON.stringify(bad)}: `);
-      expect(err?.remedy).toBeTruthy();
+      const err = thrown(() => parsePushTarget(bad));
+      expect(err.code).toBe("INVALID_REQUEST");
+      expect(err.message).toStartWith(`Invalid push destination ${JSON.stringify(bad)}: `);
+      expect(err.remedy).toBeTruthy();
     }
   });
 

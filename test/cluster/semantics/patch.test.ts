@@ -1,4 +1,5 @@
 import { describe, expect, test } from "bun:test";
+import { thrown } from "../../support/reject.ts";
 import {
   ApplyConflictError,
   jsonMergePatch,
@@ -126,14 +127,10 @@ describe("serverSideApply", () => {
 
   test("a second manager changing a field conflicts with the real message", () => {
     const live = serverSideApply(undefined, cm({ a: "1", b: "2" }), { fieldManager: "m1", now });
-    let err: unknown;
-    try {
-      serverSideApply(live, cm({ a: "other" }), { fieldManager: "m2", now });
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(ApplyConflictError);
-    const c = err as ApplyConflictError;
+    const c = thrown(
+      () => serverSideApply(live, cm({ a: "other" }), { fieldManager: "m2", now }),
+      ApplyConflictError,
+    );
     expect(c.message).toBe('Apply failed with 1 conflict: conflict with "m1": .data.a');
     expect(c.code).toBe(409);
     expect(c.causes).toEqual([

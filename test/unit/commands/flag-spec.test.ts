@@ -11,7 +11,7 @@ import { resolveFleetFlags } from "../../../src/commands/_fleet-flags.ts";
 import { renderUsage } from "../../../src/commands/_usage.ts";
 import snapshot from "../../../src/commands/snapshot.ts";
 import validate from "../../../src/commands/validate.ts";
-import { AicrError } from "../../../src/core/errors.ts";
+import { thrown } from "../../support/reject.ts";
 
 const SPECS = {
   target: { type: "positional", description: "What" },
@@ -166,16 +166,7 @@ describe("--node-timeout", () => {
   });
 
   test("refused without --all-nodes, and for a bad duration", () => {
-    const refusal = (run: () => unknown): AicrError => {
-      try {
-        run();
-      } catch (e) {
-        if (e instanceof AicrError) return e;
-        throw e;
-      }
-      throw new Error("accepted");
-    };
-    const alone = refusal(() => fleet({ allNodes: false, nodeTimeout: "1m" }));
+    const alone = thrown(() => fleet({ allNodes: false, nodeTimeout: "1m" }));
     expect(alone.message).toBe("--node-timeout applies only to a fleet run");
     expect(alone.remedy).toBe("add --all-nodes, or leave out --node-timeout");
     for (const [value, expected] of [
@@ -183,7 +174,7 @@ describe("--node-timeout", () => {
       ["-1m", "a duration such as 5m, 90s or 1h30m"],
       ["0s", "a duration greater than zero"],
     ] as const)
-      expect(refusal(() => fleet({ allNodes: true, nodeTimeout: value })).message).toBe(
+      expect(thrown(() => fleet({ allNodes: true, nodeTimeout: value })).message).toBe(
         `invalid --node-timeout ${JSON.stringify(value)}: expected ${expected}`,
       );
   });

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { AicrError } from "../../../src/core/errors.ts";
 import { compileGlob, ignoreMatcher } from "../../../src/diff/glob.ts";
+import { thrown } from "../../support/reject.ts";
 
 const matches = (pattern: string, path: string) => compileGlob(pattern).test(path);
 
@@ -29,13 +29,8 @@ describe("--ignore globs", () => {
   });
 
   test("an empty pattern is INVALID_REQUEST naming --ignore", () => {
-    try {
-      compileGlob(" ");
-      throw new Error("expected a rejection");
-    } catch (err) {
-      expect(err).toBeInstanceOf(AicrError);
-      expect((err as AicrError).code).toBe("INVALID_REQUEST");
-      expect((err as AicrError).message).toContain("--ignore");
-    }
+    const err = thrown(() => compileGlob(" "));
+    expect(err.code).toBe("INVALID_REQUEST");
+    expect(err.message).toContain("--ignore");
   });
 });

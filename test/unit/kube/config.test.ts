@@ -3,8 +3,8 @@ import { afterAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AicrError } from "../../../src/core/errors.ts";
 import { listContexts } from "../../../src/kube/config.ts";
+import { thrown } from "../../support/reject.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "aicr-contexts-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -55,15 +55,9 @@ describe("listContexts", () => {
 
   test("a missing file is INVALID_REQUEST naming it", () => {
     const path = join(dir, "absent");
-    let caught: unknown;
-    try {
-      listContexts({ kubeconfig: path, env: {} });
-    } catch (err) {
-      caught = err;
-    }
-    expect(caught).toBeInstanceOf(AicrError);
-    expect((caught as AicrError).code).toBe("INVALID_REQUEST");
-    expect((caught as AicrError).message).toContain(path);
+    const err = thrown(() => listContexts({ kubeconfig: path, env: {} }));
+    expect(err.code).toBe("INVALID_REQUEST");
+    expect(err.message).toContain(path);
   });
 
   test("a file with no contexts lists none", () => {

@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { AicrError } from "../../../src/core/errors.ts";
 import { parseObserved } from "../../../src/legacy/_parse.ts";
+import { thrown } from "../../support/reject.ts";
 
 const metadata = { name: "aicr", namespace: "gpu", uid: "u1", resourceVersion: "7" };
 
@@ -48,15 +48,11 @@ describe("parseObserved", () => {
   });
 
   test("an answer without a uid is an INTERNAL error naming the object and field", () => {
-    let err: unknown;
-    try {
-      parseObserved("ServiceAccount", { metadata: { name: "aicr", resourceVersion: "1" } });
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(AicrError);
-    expect((err as AicrError).code).toBe("INTERNAL");
-    expect((err as AicrError).message).toContain('ServiceAccount "aicr"');
-    expect((err as AicrError).message).toContain("metadata.uid");
+    const err = thrown(() =>
+      parseObserved("ServiceAccount", { metadata: { name: "aicr", resourceVersion: "1" } }),
+    );
+    expect(err.code).toBe("INTERNAL");
+    expect(err.message).toContain('ServiceAccount "aicr"');
+    expect(err.message).toContain("metadata.uid");
   });
 });

@@ -11,6 +11,7 @@ import {
   isMutating,
   NAMESPACED_RULES,
 } from "../../../src/rbac/rules.ts";
+import { thrown } from "../../support/reject.ts";
 
 const RUN_ID = "20260821-142233-9f3a1c0b7e2d4a55";
 const GOLDEN = join(import.meta.dir, "../../fixtures/golden/render-rbac");
@@ -167,13 +168,10 @@ describe("renderAgentRbac", () => {
       const input = { ...base, discoverNetwork: false, ...override };
       const value = override.serviceAccount ?? override.namespace ?? "";
       expect(() => renderAgentRbac(input)).toThrow(AicrError);
-      try {
-        renderAgentRbac(input);
-      } catch (err) {
-        expect((err as AicrError).code).toBe("INVALID_REQUEST");
-        expect((err as AicrError).message).toContain(JSON.stringify(value));
-        expect((err as AicrError).remedy).toContain("DNS-1123");
-      }
+      const err = thrown(() => renderAgentRbac(input));
+      expect(err.code).toBe("INVALID_REQUEST");
+      expect(err.message).toContain(JSON.stringify(value));
+      expect(err.remedy).toContain("DNS-1123");
     });
   }
 

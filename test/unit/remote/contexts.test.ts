@@ -15,6 +15,7 @@ import {
   sanitizeContextFileName,
   summaryRows,
 } from "../../../src/remote/contexts.ts";
+import { thrown } from "../../support/reject.ts";
 
 describe("sanitizeContextFileName", () => {
   test.each([
@@ -44,16 +45,11 @@ describe("contextFileNames", () => {
     ["a/b", "a:b"],
     ["Prod", "prod"],
   ])("%p and %p share a file: INVALID_REQUEST naming both", (one, two) => {
-    let caught: unknown;
-    try {
-      contextFileNames(["x", one, two], "yaml");
-    } catch (err) {
-      caught = err;
-    }
-    expect((caught as AicrError).code).toBe("INVALID_REQUEST");
-    expect((caught as AicrError).message).toContain(JSON.stringify(one));
-    expect((caught as AicrError).message).toContain(JSON.stringify(two));
-    expect((caught as AicrError).remedy).toContain("rename-context");
+    const err = thrown(() => contextFileNames(["x", one, two], "yaml"));
+    expect(err.code).toBe("INVALID_REQUEST");
+    expect(err.message).toContain(JSON.stringify(one));
+    expect(err.message).toContain(JSON.stringify(two));
+    expect(err.remedy).toContain("rename-context");
   });
 });
 

@@ -13,6 +13,7 @@ import {
 } from "../../../src/remote/_fleet-plan.ts";
 import { runLabels } from "../../../src/run/labels.ts";
 import { fleetNodeNames } from "../../../src/run/names.ts";
+import { thrown } from "../../support/reject.ts";
 
 const RUN = "20260101-000000-0123456789abcdef";
 
@@ -47,12 +48,7 @@ describe("node selection", () => {
   test("--max-nodes refuses with the count; none is NOT_FOUND", () => {
     expect(() => selectFleetNodes(nodes, { maxNodes: 4 }, "x")).toThrow(/10 nodes.*--max-nodes 4/);
     expect(selectFleetNodes(nodes, { maxNodes: 4, sample: 4 }, "x")).toHaveLength(4);
-    try {
-      selectFleetNodes([], {}, "pool=a");
-      throw new Error("not thrown");
-    } catch (err) {
-      expect((err as { code: string }).code).toBe("NOT_FOUND");
-    }
+    expect(thrown(() => selectFleetNodes([], {}, "pool=a")).code).toBe("NOT_FOUND");
   });
 });
 

@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
-import type { AicrError } from "../../../src/core/errors.ts";
 import { carriesInvocationLabels, runLabels, runPodSelector } from "../../../src/run/labels.ts";
 import { nameWithRunId, runNames, stagingConfigMapName } from "../../../src/run/names.ts";
+import { thrown } from "../../support/reject.ts";
 
 const RUN = "20260821-142233-9f3a1c0b7e2d4a55";
 
@@ -52,15 +52,10 @@ describe("runNames", () => {
   ];
   for (const [what, input, flag] of bad) {
     test(`rejects ${what}, naming the flag and the value`, () => {
-      let err: AicrError | undefined;
-      try {
-        runNames({ runId: RUN, ...input });
-      } catch (e) {
-        err = e as AicrError;
-      }
-      expect(err?.code).toBe("INVALID_REQUEST");
-      expect(err?.message).toContain(flag);
-      expect(err?.message).toContain(JSON.stringify(input.jobPrefix ?? input.serviceAccountPrefix));
+      const err = thrown(() => runNames({ runId: RUN, ...input }));
+      expect(err.code).toBe("INVALID_REQUEST");
+      expect(err.message).toContain(flag);
+      expect(err.message).toContain(JSON.stringify(input.jobPrefix ?? input.serviceAccountPrefix));
     });
   }
 });

@@ -1,5 +1,4 @@
 import { describe, expect, test } from "bun:test";
-import { AicrError } from "../../../src/core/errors.ts";
 import {
   generateInvocationId,
   generateRunId,
@@ -7,6 +6,7 @@ import {
   RUN_ID_PATTERN,
   resolveRunId,
 } from "../../../src/run/run-id.ts";
+import { thrown } from "../../support/reject.ts";
 
 describe("run ID", () => {
   test("has the form YYYYMMDD-HHMMSS-<16 hex> and is 32 characters", () => {
@@ -62,14 +62,7 @@ describe("run ID override", () => {
   for (const value of malformed) {
     test(`rejects ${JSON.stringify(value)} from either source with INVALID_REQUEST`, () => {
       for (const source of [{ flag: value }, { env: value }]) {
-        let caught: unknown;
-        try {
-          resolveRunId(source);
-        } catch (err) {
-          caught = err;
-        }
-        expect(caught).toBeInstanceOf(AicrError);
-        const err = caught as AicrError;
+        const err = thrown(() => resolveRunId(source));
         expect(err.code).toBe("INVALID_REQUEST");
         expect(err.exitCode).toBe(2);
         expect(err.message).toContain(JSON.stringify(value));

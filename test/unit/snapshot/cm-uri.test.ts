@@ -1,6 +1,6 @@
 import { describe, expect, test } from "bun:test";
-import { AicrError } from "../../../src/core/errors.ts";
 import { isConfigMapUri, parseConfigMapUri } from "../../../src/snapshot/cm-uri.ts";
+import { thrown } from "../../support/reject.ts";
 
 describe("parseConfigMapUri", () => {
   test.each([
@@ -32,14 +32,7 @@ describe("parseConfigMapUri", () => {
     [`cm://${"n".repeat(64)}/x`, "longer than 63 characters"],
     [`cm://ns/${"x".repeat(254)}`, "longer than 253 characters"],
   ])("rejects %p", (uri, detail) => {
-    let caught: unknown;
-    try {
-      parseConfigMapUri(uri);
-    } catch (err) {
-      caught = err;
-    }
-    expect(caught).toBeInstanceOf(AicrError);
-    const err = caught as AicrError;
+    const err = thrown(() => parseConfigMapUri(uri));
     expect(err.code).toBe("INVALID_REQUEST");
     expect(err.exitCode).toBe(2);
     expect(err.message).toStartWith(`ConfigMap URI "${uri}" is invalid: `);

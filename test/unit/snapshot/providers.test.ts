@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { mergeK8sSubtypes, projectProvider } from "../../../src/snapshot/_providers.ts";
 import type { Snapshot } from "../../../src/snapshot/schema.ts";
+import { thrown } from "../../support/reject.ts";
 
 const FIXTURES = join(import.meta.dir, "../../fixtures/providers");
 const fixture = (name: string) => readFileSync(join(FIXTURES, name), "utf8");
@@ -71,13 +72,9 @@ describe("provider projections", () => {
       ["gke-gpu-pools", '[{"config":{}}]'],
     ];
     for (const [kind, text] of cases) {
-      try {
-        projectProvider(kind, text, "f.json");
-        throw new Error("accepted");
-      } catch (err) {
-        expect((err as { code?: string }).code).toBe("INVALID_REQUEST");
-        expect((err as Error).message).toContain(`--${kind} "f.json"`);
-      }
+      const err = thrown(() => projectProvider(kind, text, "f.json"));
+      expect(err.code).toBe("INVALID_REQUEST");
+      expect(err.message).toContain(`--${kind} "f.json"`);
     }
   });
 });

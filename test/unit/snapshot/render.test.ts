@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { assertGpuFound, gpuCount, renderSnapshot } from "../../../src/snapshot/render.ts";
 import { parseSnapshot, type Snapshot } from "../../../src/snapshot/schema.ts";
+import { thrown } from "../../support/reject.ts";
 
 const withGpu = (counts: (number | string)[]): Snapshot => ({
   apiVersion: "aicr.run/v1",
@@ -19,14 +20,10 @@ describe("--require-gpu", () => {
 
   test("none → NOT_FOUND naming the node", () => {
     for (const doc of [withGpu([0]), withGpu([]), { ...withGpu([]), measurements: [] }]) {
-      try {
-        assertGpuFound(doc);
-        throw new Error("passed");
-      } catch (err) {
-        expect((err as { code?: string }).code).toBe("NOT_FOUND");
-        expect((err as Error).message).toContain('"cpu-node-1"');
-        expect((err as Error).message).toContain("not delivered");
-      }
+      const err = thrown(() => assertGpuFound(doc));
+      expect(err.code).toBe("NOT_FOUND");
+      expect(err.message).toContain('"cpu-node-1"');
+      expect(err.message).toContain("not delivered");
     }
     expect(() => assertGpuFound(withGpu([0]), "cm://ns/x")).toThrow(/already written cm:\/\/ns\/x/);
   });

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
-import type { AicrError } from "../../../src/core/errors.ts";
 import { planChecks } from "../../../src/validate/_catalog.ts";
 import { parseRecipe } from "../../../src/validate/recipe.ts";
+import { thrown } from "../../support/reject.ts";
 
 const recipe = (checks: string, phase = "deployment") =>
   parseRecipe(`kind: RecipeMetadata\nspec:\n  validation:\n    ${phase}:\n      checks: [${checks}]\n`, "r");
@@ -19,20 +19,18 @@ test("declared checks resolve to built-in validators of their phase, skips marke
 });
 
 test("every offender is listed at once: unknown checks, wrong phase, unknown --skip-check", () => {
-  try {
+  const err = thrown(() =>
     planChecks(recipe("operator-health, nccl-all-reduce-bw, check-nvidia-smi"), {
       phases: ["deployment"],
       skip: ["nope"],
-    });
-    throw new Error("expected a rejection");
-  } catch (err) {
-    expect((err as AicrError).exitCode).toBe(2);
-    expect((err as AicrError).context.offenders).toEqual([
-      'spec.validation.deployment.checks[1]: "nccl-all-reduce-bw" is not a built-in validator',
-      '--skip-check "nope": the recipe declares no such check',
-    ]);
-    expect((err as AicrError).remedy).toContain("--skip-check nccl-all-reduce-bw");
-  }
+    }),
+  );
+  expect(err.exitCode).toBe(2);
+  expect(err.context.offenders).toEqual([
+    'spec.validation.deployment.checks[1]: "nccl-all-reduce-bw" is not a built-in validator',
+    '--skip-check "nope": the recipe declares no such check',
+  ]);
+  expect(err.remedy).toContain("--skip-check nccl-all-reduce-bw");
   expect(() =>
     planChecks(recipe("operator-health", "conformance"), { phases: ["conformance"], skip: [] }),
   ).toThrow(/belongs to phase deployment/);
@@ -45,17 +43,14 @@ const h100 = parseRecipe(
 );
 
 test("the H100 overlay: refused while nccl-all-reduce-bw is unknown, with --skip-check as the remedy", () => {
-  let caught: AicrError | undefined;
-  try {
-    planChecks(h100, { phases: ["deployment", "performance", "conformance"], skip: [] });
-  } catch (err) {
-    caught = err as AicrError;
-  }
-  expect(caught?.exitCode).toBe(2);
-  expect(caught?.context.offenders).toEqual([
+  const err = thrown(() =>
+    planChecks(h100, { phases: ["deployment", "performance", "conformance"], skip: [] }),
+  );
+  expect(err.exitCode).toBe(2);
+  expect(err.context.offenders).toEqual([
     'spec.validation.performance.checks[0]: "nccl-all-reduce-bw" is not a built-in validator',
   ]);
-  expect(caught?.remedy).toContain("--skip-check <name> (here: --skip-check nccl-all-reduce-bw)");
+  expect(err.remedy).toContain("--skip-check <name> (here: --skip-check nccl-all-reduce-bw)");
 });
 
 test("the H100 overlay with --skip-check nccl-all-reduce-bw: all four deployment checks run, the unknown one is skipped", () => {
