@@ -1,8 +1,18 @@
 import { existsSync } from "node:fs";
 import { join } from "node:path";
-import { KubeConfig } from "@kubernetes/client-node";
+import type { KubeConfig } from "@kubernetes/client-node";
+
 import { AicrError } from "../core/errors.ts";
 import { homeDir } from "../core/home.ts";
+
+/**
+ * client-node is loaded when a kubeconfig is first read, not at start: `aicr --help`, `version` and
+ * the offline commands never evaluate it (about a third of the binary's start-up).
+ */
+const newKubeConfig = (): KubeConfig => {
+  const { KubeConfig: Ctor } = require("@kubernetes/client-node") as typeof import("@kubernetes/client-node");
+  return new Ctor();
+};
 
 export interface KubeConfigSource {
   /** --kubeconfig; wins over KUBECONFIG. */
@@ -62,7 +72,7 @@ export function resolveKubeConfigPath(source: KubeConfigSource): string | undefi
 }
 
 export function loadKubeConfig(source: KubeConfigSource): LoadedKubeConfig {
-  const kc = new KubeConfig();
+  const kc = newKubeConfig();
   const path = resolveKubeConfigPath(source);
   let origin: string;
   if (path !== undefined) {
@@ -118,7 +128,7 @@ export function contextNamespace(source: KubeConfigSource): string | undefined {
     return undefined;
   }
   if (path === undefined || !existsSync(path)) return undefined;
-  const kc = new KubeConfig();
+  const kc = newKubeConfig();
   try {
     kc.loadFromFile(path);
   } catch {
@@ -154,7 +164,7 @@ export interface KubeContextList {
  */
 export function listContexts(source: KubeConfigSource): KubeContextList {
   const path = resolveKubeConfigPath({ ...source, allowInCluster: false });
-  const kc = new KubeConfig();
+  const kc = newKubeConfig();
   loadKubeconfigFile(kc, path ?? "");
   const contexts = kc.getContexts().map((c) => ({
     name: c.name,
