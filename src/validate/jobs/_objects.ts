@@ -1,6 +1,5 @@
 /** Pure builders of one validation run's objects; every name carries the run ID. */
 
-import { LABEL } from "../../core/labels.ts";
 import { jobDeadlineSeconds } from "../../deployer/job-spec.ts";
 import type { V1ConfigMap } from "../../kube/types.ts";
 import {
@@ -19,7 +18,6 @@ import {
   type ServiceAccount,
   serviceAccountSubject,
 } from "../../rbac/objects.ts";
-import { type RunIdentity, runLabels } from "../../run/labels.ts";
 import { nameWithRunId, VALIDATOR_PREFIX } from "../../run/names.ts";
 import { VALIDATOR_CLUSTER_RULES, VALIDATOR_ENV } from "../_catalog.ts";
 import type { PodPlacement } from "../options.ts";
@@ -47,12 +45,6 @@ export const validationNames = (runId: string): ValidationNames => ({
 
 /** `aicr-<check>-<runID>`, the check part cut so the whole fits 63 characters. */
 export const checkJobName = (check: string, runId: string): string => nameWithRunId(`aicr-${check}`, runId);
-
-/** The five run labels with component=validation. */
-export const validationLabels = (id: RunIdentity): Record<string, string> => ({
-  ...runLabels(id),
-  [LABEL.component]: VALIDATION_COMPONENT,
-});
 
 export interface Ctx {
   names: ValidationNames;

@@ -1,19 +1,20 @@
 import { expect, test } from "bun:test";
 import { resolveValidateOptions } from "../../../../src/commands/_validate-flags.ts";
+import { runLabels } from "../../../../src/run/labels.ts";
 import { VALIDATOR_CLUSTER_RULES } from "../../../../src/validate/_catalog.ts";
 import {
   buildCheckJob,
   buildSupportObjects,
   buildValidatorClusterRole,
   checkJobName,
-  validationLabels,
+  VALIDATION_COMPONENT,
   validationNames,
 } from "../../../../src/validate/jobs/_objects.ts";
 import { truncateOutput, verdictMessage } from "../../../../src/validate/jobs/_run-one.ts";
 
 const RUN = "20261129-120000-0123456789abcdef";
 const id = { runId: RUN, invocationId: "inv-1" };
-const ctx = { names: validationNames(RUN), namespace: "ns", labels: validationLabels(id) };
+const ctx = { names: validationNames(RUN), namespace: "ns", labels: runLabels(id, VALIDATION_COMPONENT) };
 const owner = {
   apiVersion: "rbac.authorization.k8s.io/v1",
   kind: "ClusterRole",
