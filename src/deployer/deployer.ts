@@ -7,13 +7,29 @@ import type { RunIdentity } from "../run/labels.ts";
 import { type RunNames, runNames } from "../run/names.ts";
 import { ensureNamespace } from "../run/namespace.ts";
 import type { RunScope } from "../run/scope.ts";
+import type { Snapshot } from "../snapshot/schema.ts";
 import { createRunRbac } from "./_run-rbac.ts";
 import { checkRuntimeClass } from "./_runtime-class.ts";
 import { buildAgentJob, type PodSettings } from "./job-spec.ts";
 import { pickOwnedPod } from "./pod-select.ts";
-import { type ResultConfigMap, readSnapshotConfigMap, SNAPSHOT_KEY } from "./result.ts";
+import {
+  confirmResult,
+  type ResultConfigMap,
+  readResultConfigMap,
+  readSnapshotConfigMap,
+  resultContent,
+  SNAPSHOT_KEY,
+} from "./result.ts";
+import { awaitRunEnd, type RunEnd } from "./run-end.ts";
 import { resolveServiceAccountMode, type ServiceAccountMode } from "./service-account-mode.ts";
-import { type JobOutcome, type PodState, waitForJob, waitForStartedPod } from "./wait.ts";
+import {
+  type AgentExit,
+  type JobOutcome,
+  type PodState,
+  waitForJob,
+  waitForStartedPod,
+  watchRunPods,
+} from "./wait.ts";
 
 export interface AgentRunConfig extends PodSettings {
   namespace: string;
@@ -47,10 +63,20 @@ export function planAgentRun(config: AgentRunConfig): AgentRunPlan {
 }
 
 export interface RunWaits {
+  /** The Job's pod, its container started (its log can be read). */
   pod: Promise<PodState>;
+  /** The Job's pod, its container terminated (run-end.ts). */
+  exit: Promise<AgentExit>;
+  /** The Job's condition. */
   completion: Promise<JobOutcome>;
+  /** The first write of the output since the Job's create. */
   written: Promise<ResultConfigMap>;
+  /** Every write seen so far, oldest first (the last few). */
+  writes: () => readonly ResultConfigMap[];
 }
+
+/** Writes of the output kept for the proof: a twin writing the same delivered target adds a few at most. */
+const WRITES_KEPT = 8;
 
 /** The Job as its create answered (adopted after a lost answer: no resourceVersion). */
 export interface DeployedJob {
@@ -213,12 +239,28 @@ export class AgentRun extends RunDeployer {
    * is left unhandled.
    */
   openWaits(w: Watchable, signal: AbortSignal, onPending?: (pod: PodState) => void): RunWaits {
+    const { job: _, ...bound } = this.bind(w, signal);
+    const pods = watchRunPods(this.client, {
+      ...bound,
+      namespace: this.config.namespace,
+      runId: this.config.identity.runId,
+      onPending,
+    });
+    const writes: ResultConfigMap[] = [];
+    const written = this.watchResult(w, signal, (cm) => {
+      // A list after a cut watch shows the same write again.
+      if (writes.some((x) => x.metadata?.resourceVersion === cm.metadata?.resourceVersion)) return;
+      writes.push(cm);
+      if (writes.length > WRITES_KEPT) writes.shift();
+    });
     const waits: RunWaits = {
-      pod: this.waitForPod(w, signal, onPending),
+      pod: pods.started,
+      exit: pods.exit,
       completion: this.waitForCompletion(w, signal),
-      written: this.watchResult(w, signal),
+      written,
+      writes: () => writes,
     };
-    for (const p of Object.values(waits)) p.catch(() => {});
+    for (const p of [waits.pod, waits.exit, waits.completion, waits.written]) p.catch(() => {});
     return waits;
   }
 
@@ -254,11 +296,17 @@ export class AgentRun extends RunDeployer {
 
   /**
    * The agent's write of the output ConfigMap, as a watch event from the Job's resourceVersion (so it
-   * needs no read afterwards). Resolves with the written object.
+   * needs no read afterwards). Resolves with the first written object; with `onWrite`, the watch goes
+   * on (until `signal`) and every write is told.
    */
-  watchResult(w: Watchable, signal: AbortSignal): Promise<ResultConfigMap> {
+  watchResult(
+    w: Watchable,
+    signal: AbortSignal,
+    onWrite?: (cm: ResultConfigMap) => void,
+  ): Promise<ResultConfigMap> {
     const bound = this.bind(w, signal);
-    return watchUntil<ResultConfigMap, ResultConfigMap>({
+    const first = Promise.withResolvers<ResultConfigMap>();
+    const watch = watchUntil<ResultConfigMap, ResultConfigMap>({
       client: this.client,
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -271,13 +319,21 @@ export class AgentRun extends RunDeployer {
       ready: bound.ready,
       signal: bound.signal,
       // A list (after a watch ended) may show an older delivered copy: only a newer write counts.
-      check: (cm, type) =>
-        type !== "DELETED" &&
-        isNewer(cm, bound.job()?.resourceVersion) &&
-        cm.data?.[SNAPSHOT_KEY] !== undefined
-          ? cm
-          : undefined,
+      check: (cm, type) => {
+        if (
+          type === "DELETED" ||
+          !isNewer(cm, bound.job()?.resourceVersion) ||
+          cm.data?.[SNAPSHOT_KEY] === undefined
+        )
+          return undefined;
+        first.resolve(cm);
+        if (!onWrite) return cm;
+        onWrite(cm);
+        return undefined;
+      },
     });
+    watch.catch(first.reject);
+    return first.promise;
   }
 
   /** Follows the log of this run's own pod until it ends. */
@@ -295,6 +351,33 @@ export class AgentRun extends RunDeployer {
       labelSelector: `aicr.run/run-id=${this.config.identity.runId}`,
     });
     return pickOwnedPod(pods.items, jobUid, { includeFailed: true });
+  }
+
+  /**
+   * The run's end from its waits (run-end.ts): the agent's exit and its proven write, the Job's
+   * condition as the fallback. `parse` reads a written document.
+   */
+  awaitEnd(waits: RunWaits, jobUid: string, parse: (cm: ResultConfigMap) => Snapshot): Promise<RunEnd> {
+    const output = this.plan.output;
+    return awaitRunEnd({
+      run: () => ({ runId: this.config.identity.runId, jobUid }),
+      exit: waits.exit,
+      completion: waits.completion,
+      writes: waits.writes,
+      read: () => readResultConfigMap(this.client, output),
+      parse: (cm) => ({ document: parse(cm), content: resultContent(cm, output) }),
+      output: `${output.namespace}/${output.name}`,
+    });
+  }
+
+  /** The agent's document in a result ConfigMap. */
+  resultContent(cm: ResultConfigMap): string {
+    return resultContent(cm, this.plan.output);
+  }
+
+  /** The result, journalled with its UID when the run owns it (its staging ConfigMap). */
+  confirmResult(cm: ResultConfigMap): void {
+    if (this.plan.ownsOutput) confirmResult(this.scope.created, cm, this.plan.output);
   }
 
   /** The result's bytes: from the watched object when there is one, else read now. */

@@ -1,12 +1,6 @@
 import { timedOut } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
-import type { PodState } from "./wait.ts";
-
-type Terminated = { exitCode?: number; message?: string; reason?: string };
-
-/** The agent container's terminated state, if its pod has one. */
-export const terminatedOf = (pod: PodState | undefined): Terminated | undefined =>
-  (pod?.status?.containerStatuses?.[0]?.state as { terminated?: Terminated } | undefined)?.terminated;
+import { type PodState, terminatedOf } from "./wait.ts";
 
 /**
  * An agent Job that failed, one node's or one run's alike: the Job's reason, the container's exit code,

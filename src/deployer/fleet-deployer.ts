@@ -1,11 +1,7 @@
-import { AicrError } from "../core/errors.ts";
-import type { KubeObject } from "../kube/client.ts";
-import { isNotFound } from "../kube/errors.ts";
-import { ownerUids } from "../run/created-set.ts";
 import { fleetNodeNames } from "../run/names.ts";
 import { type AgentRunConfig, type AgentRunPlan, RunDeployer, type RunShared } from "./deployer.ts";
 import { buildAgentJob } from "./job-spec.ts";
-import { SNAPSHOT_KEY } from "./result.ts";
+import { confirmResult, type ResultConfigMap, readResultConfigMap, resultContent } from "./result.ts";
 
 export const HOSTNAME_LABEL = "kubernetes.io/hostname";
 
@@ -83,37 +79,22 @@ export class FleetRun extends RunDeployer {
     };
   }
 
-  /**
-   * A finished node's snapshot: its staging ConfigMap, read once. Journalled for cleanup only when its
-   * controller is that node's Job (the agent owns it so); its bytes are returned unchanged.
-   */
-  async readNodeResult(job: NodeJob): Promise<string> {
-    const ref = { apiVersion: "v1", kind: "ConfigMap", namespace: this.config.namespace, name: job.staging };
-    let cm: KubeObject & { data?: Record<string, string> };
-    try {
-      cm = await this.client.get(ref);
-    } catch (err) {
-      if (!isNotFound(err)) throw err;
-      throw new AicrError(
-        "NOT_FOUND",
-        `the agent finished but ConfigMap ${ref.namespace}/${ref.name} does not exist`,
-        {
-          remedy: "the agent wrote no snapshot: check its pod's log",
-        },
-      );
-    }
-    const owners = ownerUids(cm);
-    if (cm.metadata?.uid && owners?.includes(job.uid))
-      this.scope.created.confirm(ref, cm.metadata.uid, owners);
-    const content = cm.data?.[SNAPSHOT_KEY];
-    if (content === undefined)
-      throw new AicrError(
-        "NOT_FOUND",
-        `ConfigMap ${ref.namespace}/${ref.name} has no ${JSON.stringify(SNAPSHOT_KEY)} key`,
-        {
-          remedy: "the agent image may be of a different version; check its log and the ConfigMap's keys",
-        },
-      );
-    return content;
+  /** A node's staging ConfigMap, read now (a quorum read). */
+  readNodeResult(job: NodeJob): Promise<ResultConfigMap> {
+    return readResultConfigMap(this.client, { namespace: this.config.namespace, name: job.staging });
+  }
+
+  /** A node's document in its staging ConfigMap, bytes unchanged. */
+  nodeResultContent(job: NodeJob, cm: ResultConfigMap): string {
+    return resultContent(cm, { namespace: this.config.namespace, name: job.staging });
+  }
+
+  /** A node's proven result, journalled for cleanup only when its controller is that node's Job (the agent owns it so). */
+  confirmNodeResult(job: NodeJob, cm: ResultConfigMap): void {
+    confirmResult(this.scope.created, cm, {
+      namespace: this.config.namespace,
+      name: job.staging,
+      owner: job.uid,
+    });
   }
 }

@@ -7,36 +7,32 @@ export const SNAPSHOT_KEY = "snapshot.yaml";
 
 export type ResultConfigMap = KubeObject & { data?: Record<string, string> };
 
-/**
- * The agent's result: the ConfigMap it wrote, bytes unchanged. When the run owns that ConfigMap (the
- * staging copy) its UID is recorded here, since the pod created it and the remote side never saw a create.
- */
-export async function readSnapshotConfigMap(
-  client: KubeClient,
-  o: {
-    namespace: string;
-    name: string;
-    owned: boolean;
-    created: CreatedSet;
-    seen?: ResultConfigMap | undefined;
-  },
-): Promise<string> {
-  const ref = { apiVersion: "v1", kind: "ConfigMap", name: o.name, namespace: o.namespace };
-  let cm: ResultConfigMap;
+export interface ResultRef {
+  namespace: string;
+  name: string;
+}
+
+const configMapRef = (o: ResultRef) => ({ apiVersion: "v1", kind: "ConfigMap", ...o });
+
+/** The output ConfigMap, read now (a quorum read); NOT_FOUND says the agent wrote nothing there. */
+export async function readResultConfigMap(client: KubeClient, o: ResultRef): Promise<ResultConfigMap> {
   try {
-    cm = o.seen ?? (await client.get(ref));
+    return await client.get(configMapRef(o));
   } catch (err) {
     if (!isNotFound(err)) throw err;
     throw new AicrError(
       "NOT_FOUND",
       `the agent finished but ConfigMap ${o.namespace}/${o.name} does not exist`,
       {
-        remedy: "check the agent's log above for the error that kept it from writing its snapshot",
+        remedy: "check the agent's log for the error that kept it from writing its snapshot",
         cause: err,
       },
     );
   }
-  if (o.owned && cm.metadata?.uid) o.created.confirm(ref, cm.metadata.uid, ownerUids(cm));
+}
+
+/** The agent's document in the ConfigMap, bytes unchanged. */
+export function resultContent(cm: ResultConfigMap, o: ResultRef): string {
   const content = cm.data?.[SNAPSHOT_KEY];
   if (content === undefined) {
     throw new AicrError(
@@ -49,4 +45,29 @@ export async function readSnapshotConfigMap(
     );
   }
   return content;
+}
+
+/**
+ * A result ConfigMap the run owns (its staging copy: the pod created it, the remote side never saw a
+ * create) is journalled with its UID, so cleanup deletes exactly it. `owner`: only when that Job is
+ * among its owners.
+ */
+export function confirmResult(
+  created: CreatedSet,
+  cm: ResultConfigMap,
+  o: ResultRef & { owner?: string },
+): void {
+  const owners = ownerUids(cm);
+  if (!cm.metadata?.uid || (o.owner && !owners?.includes(o.owner))) return;
+  created.confirm(configMapRef(o), cm.metadata.uid, owners);
+}
+
+/** The agent's result: the ConfigMap it wrote (seen, or read now), recorded when owned; its bytes. */
+export async function readSnapshotConfigMap(
+  client: KubeClient,
+  o: ResultRef & { owned: boolean; created: CreatedSet; seen?: ResultConfigMap | undefined },
+): Promise<string> {
+  const cm = o.seen ?? (await readResultConfigMap(client, o));
+  if (o.owned) confirmResult(o.created, cm, o);
+  return resultContent(cm, o);
 }

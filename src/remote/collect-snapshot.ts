@@ -13,7 +13,6 @@ import {
 } from "../deployer/deployer.ts";
 import { agentJobFailure } from "../deployer/failure.ts";
 import { buildAgentJob, jobDeadlineSeconds } from "../deployer/job-spec.ts";
-import type { ResultConfigMap } from "../deployer/result.ts";
 import { type Placement, podFailure, startSentinel } from "../deployer/sentinel.ts";
 import type { ServiceAccountMode } from "../deployer/service-account-mode.ts";
 import { describePodState } from "../deployer/wait.ts";
@@ -170,16 +169,18 @@ export async function collectSnapshot(options: CollectSnapshotOptions): Promise<
           o,
           gate,
           run,
+          // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot). An
+          // agent image of the Go original may write a document without an envelope: read, and said once.
+          (text) =>
+            parseSnapshot(text, "the agent's snapshot", {
+              native: true,
+              onEnvelopeMissing: (source) => log.warn(envelopeMissingMessage(source)),
+            }),
         ),
     },
   );
-  let content = run.value;
-  // The agent's own serializer wrote it: Bun's YAML parser reads it (see parseSnapshot).
-  // An agent image of the Go original may write a document without an envelope: read, and said once.
-  const collected = parseSnapshot(content, "the agent's snapshot", {
-    native: true,
-    onEnvelopeMissing: (source) => log.warn(envelopeMissingMessage(source)),
-  });
+  let { content } = run.value;
+  const collected = run.value.document;
   // --require-gpu: a node that counts no GPU fails the run (NOT_FOUND); nothing is returned.
   if (o.requireGpu)
     assertGpuFound(
@@ -262,13 +263,20 @@ async function gateRun(
   };
 }
 
-/** deploy → pod → logs → completion → result; returns the agent's YAML. */
+/** The agent's document, as the run's end proved it (deployer/run-end.ts). */
+interface Collected {
+  content: string;
+  document: Snapshot;
+}
+
+/** deploy → pod → logs, alongside the run's end (proof or failure) → result. */
 async function execute(
   agent: AgentRun,
   o: ResolvedSnapshotOptions,
   gate: Gate,
   ctx: OpenRun,
-): Promise<string> {
+  parse: (content: string) => Snapshot,
+): Promise<Collected> {
   const { client, log, signal, deadline, progress } = ctx;
   const placement = (): Placement => ({
     nodeSelector: gate.nodeSelector,
@@ -289,11 +297,12 @@ async function execute(
   let sentinelTimer: ReturnType<typeof setTimeout> | undefined;
   let podSeen = false;
   const watches = new AbortController();
+  const logStop = new AbortController();
+  let logs: Promise<void> | undefined;
   try {
-    // The pod, the Job's end and the agent's write all arrive as events on watches opened while the
-    // Job's create is in flight (from a resourceVersion that precedes it, no lists).
+    // The pod, its end, the Job's end and the agent's write all arrive as events on watches opened
+    // while the Job's create is in flight (from a resourceVersion that precedes it, no lists).
     let waits: RunWaits | undefined;
-    let seen: ResultConfigMap | undefined;
     deployment = await agent.deploy({
       mode: gate.mode,
       mayBind: gate.mayBind,
@@ -306,10 +315,6 @@ async function execute(
           const cause = podFailure(pending, { image: o.image, placement: placement() });
           if (cause) deadline.fail(cause);
         });
-        waits.written.then(
-          (cm) => (seen = cm),
-          () => {},
-        );
       },
     });
     if (!waits) throw new AicrError("INTERNAL", "the run's waits were not opened");
@@ -325,26 +330,38 @@ async function execute(
         onFailure: (err) => deadline.fail(err),
       });
     }, SENTINEL_AFTER_MS);
+    const ending = agent.awaitEnd(waits, jobUid, (cm) => parse(agent.resultContent(cm)));
+    ending.catch(() => {});
     // Every wait ends at once on SIGINT, the deadline or a fail-fast cause, even with its request in flight.
     enter("waiting for the agent pod to start", {
       saw: () => podState ?? "no pod of this run's Job was seen yet",
     });
-    const pod = await unlessAborted(waits.pod, signal);
-    podSeen = true;
-    progress.phase(
-      `pod ${pod.metadata.name} running on ${(pod as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
-    );
-    stage = `following the log of pod ${pod.metadata.name}`;
-    progress.wait(`agent in pod ${pod.metadata.name} running`, { quiet: true });
-    await unlessAborted(agent.streamLogs(pod, relay.out, signal), signal);
-    enter("waiting for the agent Job to complete", { saw: () => `Job ${agent.plan.names.job}` });
-    const outcome = await unlessAborted(waits.completion, signal);
-    if (!outcome.succeeded) throw await agentFailure(agent, jobUid, outcome, relay.lastLines());
-    // The write's event normally came first; if it has not, the ConfigMap is read instead.
-    enter("reading the result");
-    const content = await unlessAborted(agent.readResult(seen), signal);
-    progress.phase("result read");
-    return content;
+    const started = await unlessAborted(Promise.race([waits.pod, ending.then(() => undefined)]), signal);
+    if (started) {
+      podSeen = true;
+      progress.phase(
+        `pod ${started.metadata.name} running on ${(started as { spec?: { nodeName?: string } }).spec?.nodeName ?? "?"}`,
+      );
+      // The log is followed alongside the run's end: it never holds the run open (see drainLog).
+      logs = agent.streamLogs(started, relay.out, logStop.signal).catch((err: unknown) => {
+        if (!logStop.signal.aborted)
+          log.debug("the agent's log stream ended", { cause: (err as Error).message });
+      });
+      stage = `waiting for the agent in pod ${started.metadata.name} to finish`;
+      progress.wait(`agent in pod ${started.metadata.name} running`, { quiet: true });
+    }
+    const end = await unlessAborted(ending, signal);
+    await drainLog(logs, logStop);
+    if (!end.ok) {
+      const pod = end.pod ?? (await agent.lastPod(jobUid).catch(() => undefined));
+      throw agentJobFailure(end.condition, pod, {
+        remedy: "read the agent log above; rerun with --debug for the agent's detail",
+        logTail: relay.lastLines(),
+      });
+    }
+    agent.confirmResult(end.cm);
+    progress.phase(end.by === "pod" ? "result proven" : "result read");
+    return { content: end.content, document: end.document };
   } catch (err) {
     // The deadline's TIMEOUT, told once, with where the run stood.
     if (err instanceof DeadlineExceeded) throw err.at(await where(agent, stage, deployment));
@@ -353,8 +370,24 @@ async function execute(
     clearTimeout(sentinelTimer);
     progress.idle(); // teardown's phase line counts its own time
     watches.abort();
+    logStop.abort();
     sentinel?.stop();
   }
+}
+
+/**
+ * Once the run's end is known, the agent's last log lines are still on their way: they get up to
+ * this long to arrive (normally the stream ends with the container, well before), then the stream is
+ * closed and the run moves on.
+ */
+const LOG_DRAIN_MS = 500;
+
+async function drainLog(logs: Promise<void> | undefined, stop: AbortController): Promise<void> {
+  if (!logs) return;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  await Promise.race([logs, new Promise<void>((resolve) => (timer = setTimeout(resolve, LOG_DRAIN_MS)))]);
+  clearTimeout(timer);
+  stop.abort();
 }
 
 /** Where a run stood when its deadline passed: the stage, and its pod's last state if there is one. */
@@ -366,17 +399,4 @@ async function where(agent: AgentRun, stage: string, deployment: Deployment | un
     () => new Error("no answer"),
   ).catch(() => undefined);
   return `${stage}; ${describePodState(pod)}`;
-}
-
-async function agentFailure(
-  agent: AgentRun,
-  jobUid: string,
-  outcome: { reason?: string | undefined; message?: string | undefined },
-  lines: string[],
-): Promise<AicrError> {
-  const pod = await agent.lastPod(jobUid).catch(() => undefined);
-  return agentJobFailure(outcome, pod, {
-    remedy: "read the agent log above; rerun with --debug for the agent's detail",
-    logTail: lines,
-  });
 }

@@ -17,7 +17,7 @@ import { type OpenRun, type RunCallerOptions, withRun } from "../run/pipeline.ts
 import { assertGpuFound, withProviderReadings } from "../snapshot/render.ts";
 import { parseSnapshot } from "../snapshot/schema.ts";
 import { serializeSnapshot } from "../snapshot/serialize.ts";
-import { waitNodeJob } from "./_fleet-node.ts";
+import { awaitNodeEnd } from "./_fleet-node.ts";
 import {
   DEFAULT_PARALLELISM,
   type FleetNodeRecord,
@@ -304,17 +304,26 @@ async function runNodes(
       // Past the run's deadline no node starts: it is recorded with the deadline's TIMEOUT.
       signal.throwIfAborted();
       job = await fleet.createNodeJob(shared, node, index);
-      await waitNodeJob(dispatcher, job, {
+      const mine = job;
+      const end = await awaitNodeEnd(dispatcher, mine, {
+        runId,
+        namespace: o.namespace,
         nodeTimeoutMs: o.nodeTimeoutMs,
         image: o.image,
         placement,
         signal,
+        read: () => fleet.readNodeResult(mine),
+        parse: (cm) => {
+          const content = fleet.nodeResultContent(mine, cm);
+          const document = parseSnapshot(content, `node ${node}'s snapshot`, {
+            native: true,
+            onEnvelopeMissing: () => {},
+          });
+          return { document, content };
+        },
       });
-      const content = await fleet.readNodeResult(job);
-      const parsed = parseSnapshot(content, `node ${node}'s snapshot`, {
-        native: true,
-        onEnvelopeMissing: () => {},
-      });
+      fleet.confirmNodeResult(mine, end.cm);
+      const { content, document: parsed } = end;
       if (o.requireGpu) assertGpuFound(parsed);
       const doc = withProviderReadings(parsed, o.providerReadings);
       const out =

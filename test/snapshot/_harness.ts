@@ -33,6 +33,10 @@ export const UNPULLABLE_IMAGE = "ghcr.io/nvidia/aicr:missing";
 /** Says a line, is silent for QUIET_MS, says another, exits 1 (it writes no result). */
 export const QUIET_IMAGE = "ghcr.io/nvidia/aicr:quiet";
 export const QUIET_MS = 10_000;
+/** dist/aicr without its provenance env: a document naming no pod (as the Go original's agent writes). */
+export const UNSTAMPED_IMAGE = "ghcr.io/nvidia/aicr:unstamped";
+/** dist/aicr, then exit 3 with an error line: the snapshot written, the pod failed. */
+export const FAILS_AFTER_WRITE_IMAGE = "ghcr.io/nvidia/aicr:fails-after-write";
 export const H100_ROOT = join(ROOT, "test/fixtures/hosts/h100-node");
 export const H100_BIN = join(ROOT, "test/fixtures/bin/h100");
 /** Bound on a stuck wait; never part of an assertion. */
@@ -80,7 +84,11 @@ export async function snapshotCluster(
     unpullableImages: [UNPULLABLE_IMAGE],
     runtime: (api) =>
       processRuntime({
-        images: { [AGENT_IMAGE]: AICR },
+        images: {
+          [AGENT_IMAGE]: AICR,
+          [UNSTAMPED_IMAGE]: join(ROOT, "test/fixtures/agents/unstamped"),
+          [FAILS_AFTER_WRITE_IMAGE]: join(ROOT, "test/fixtures/agents/fails-after-write"),
+        },
         kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
         baseEnv: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1" },
         fallback: functionImages,

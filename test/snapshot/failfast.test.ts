@@ -274,7 +274,7 @@ for (const backend of BACKENDS)
         expect(timeouts).toHaveLength(1);
         // (On a loaded machine the pod may not have started within the second: either stage is right.)
         expect(timeouts[0]).toMatch(
-          /\[TIMEOUT\] the agent did not finish within --timeout 1s: (following the log of pod \S+|waiting for the agent pod to start); (pod \S+ is|no pod of this run's Job was seen)/,
+          /\[TIMEOUT\] the agent did not finish within --timeout 1s: (waiting for the agent in pod \S+ to finish|waiting for the agent pod to start); (pod \S+ is|no pod of this run's Job was seen)/,
         );
         expect(r.stderr).toContain("cleaned up");
         await untilNoRunObjects(cluster(), ns);

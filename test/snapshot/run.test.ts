@@ -52,7 +52,7 @@ for (const backend of BACKENDS)
           "permissions checked",
           "run objects created",
           "running on gpu-node-1",
-          "result read",
+          "result proven",
           "cleaned up",
         ])
           expect(r.stderr).toContain(phase);

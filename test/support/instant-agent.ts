@@ -36,7 +36,13 @@ export function instantAgent(getCluster: () => TestCluster, template: string) {
     if (!m) return { exitCode: 2, message: `no -o cm:// in ${args.join(" ")}` };
     const [, namespace, name] = m;
     const runId = ctx.env.AICR_RUN_ID ?? "";
+    // The run's provenance, stamped as the real agent stamps it from its downward-API env.
+    const provenance = [
+      ctx.env.AICR_POD_UID ? `\n  pod-uid: "${ctx.env.AICR_POD_UID}"` : "",
+      ctx.env.AICR_JOB_UID ? `\n  job-uid: "${ctx.env.AICR_JOB_UID}"` : "",
+    ].join("");
     const yaml = template
+      .replace(`run-id: "${TEMPLATE_RUN_ID}"`, `run-id: "${runId}"${provenance}`)
       .replaceAll(TEMPLATE_RUN_ID, runId)
       .replace(/source-node: .*/, `source-node: ${ctx.env.NODE_NAME}`);
     const owned = ctx.env.AICR_OUTPUT_OWNED_BY_JOB === "true";

@@ -1,7 +1,7 @@
 import type { AicrError } from "../../core/errors.ts";
 import { ownedByJob } from "../../deployer/pod-select.ts";
 import { podFailure } from "../../deployer/sentinel.ts";
-import type { PodState } from "../../deployer/wait.ts";
+import { type PodState, terminatedOf } from "../../deployer/wait.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { watchUntil } from "../../kube/watch-until.ts";
 import { VALIDATOR_LABEL } from "./_objects.ts";
@@ -16,9 +16,6 @@ export type CheckPodOutcome =
   | { kind: "terminated"; pod: PodState; terminated: Terminated }
   /** The cluster already knows the pod cannot run (unschedulable, image pull, config error). */
   | { kind: "stuck"; pod: PodState; error: AicrError };
-
-const terminatedOf = (pod: PodState): Terminated | undefined =>
-  (pod.status?.containerStatuses?.[0]?.state as { terminated?: Terminated } | undefined)?.terminated;
 
 /**
  * Waits for the pod of one check's Job — proven by its controller ownerReference to the Job's UID —

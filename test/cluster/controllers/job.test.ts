@@ -88,6 +88,24 @@ describe("job controller", () => {
     expect(events(store, "flaky").at(-1)?.reason).toBe("BackoffLimitExceeded");
   });
 
+  test("a running pod deleted before it succeeds counts as failed: backoffLimit 0 fails the Job, no replacement", async () => {
+    const { store } = setup(
+      (ctx) =>
+        new Promise((resolve) => ctx.signal.addEventListener("abort", () => resolve({ exitCode: 143 }))),
+    );
+    const job = store.create(R.jobs, jobSpec("deleted-pod"));
+    await waitFor(store, () => podsOf(store, job)[0]?.status?.phase === "Running", "Running pod");
+    store.delete(R.pods, "ns", podsOf(store, job)[0]!.metadata.name!);
+    const failed = await waitFor(
+      store,
+      () => finished("Failed")(store.find(R.jobs, "ns", "deleted-pod")),
+      "Failed",
+    );
+    expect(failed.status.failed).toBe(1);
+    expect(condition(failed, "Failed")?.reason).toBe("BackoffLimitExceeded");
+    expect(podsOf(store, job)).toHaveLength(0);
+  });
+
   test("activeDeadlineSeconds fails the Job with DeadlineExceeded and deletes its running pod", async () => {
     let aborted = false;
     const { store, clock } = setup(

@@ -68,8 +68,12 @@ export class JobController {
       this.queue.add(keyFor(o.metadata.namespace, o.metadata.name!));
     } else if (e.resource === PODS) {
       const ref = controllerRef(o);
-      if (ref?.kind === "Job" && ref.apiVersion === "batch/v1")
+      if (ref?.kind === "Job" && ref.apiVersion === "batch/v1") {
+        // A pod gone before it was counted (deleted at once, no grace) still counts: real Kubernetes
+        // holds it with the job-tracking finalizer until it has.
+        if (e.type === "DELETED") this.countGone(ref.uid, o);
         this.queue.add(keyFor(o.metadata.namespace, ref.name));
+      }
     }
   }
 
@@ -153,10 +157,26 @@ export class JobController {
     return requeue;
   }
 
+  /** A deleted pod of a tracked Job, counted once: failed unless it had succeeded. */
+  private countGone(jobUid: string | undefined, pod: KObject): void {
+    const t = jobUid ? this.tracking.get(jobUid) : undefined;
+    if (!t || t.counted.has(pod.metadata.uid!)) return;
+    t.counted.add(pod.metadata.uid!);
+    if (pod.status?.phase === "Succeeded") t.succeeded++;
+    else {
+      t.failed++;
+      t.lastFailureAt = this.opts.clock.now().getTime();
+    }
+  }
+
   private track(job: KObject, pods: KObject[]): Tracking {
     const uid = job.metadata.uid!;
     let t = this.tracking.get(uid);
-    const terminal = pods.filter(isTerminal);
+    // As the real controller does, a pod being deleted that has not succeeded counts as failed at once
+    // (it may never reach the Failed phase); so a Job with backoffLimit 0 fails when its pod is deleted.
+    const terminal = pods.filter(
+      (p) => isTerminal(p) || (p.metadata.deletionTimestamp && p.status?.phase !== "Succeeded"),
+    );
     if (!t) {
       const recorded = (job.status?.succeeded ?? 0) + (job.status?.failed ?? 0);
       // After a controller restart, pods the status already reflects are not counted twice.
