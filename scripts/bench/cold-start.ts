@@ -9,9 +9,8 @@
  * ratio is printed: a start-up regression shows in the figures of the commit that made it. Figures
  * are recorded by hand in docs/performance.md; nothing here asserts a threshold.
  */
-import { mkdtempSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { buildRevision } from "./_revision.ts";
 
 const root = join(import.meta.dir, "../..");
 const argv = process.argv.slice(2);
@@ -45,23 +44,6 @@ async function once(binary: string, into: Sample | undefined): Promise<void> {
   if (usage) into.rss.push(usage.maxRSS / (1024 * 1024)); // Bun reports maxRSS in bytes
 }
 
-/** <rev>'s dist/aicr, built in a worktree of its own (removed by the caller). */
-async function buildRevision(rev: string, dir: string): Promise<string> {
-  const run = async (cmd: string[], cwd: string) => {
-    const p = Bun.spawn(cmd, { cwd, stdout: "pipe", stderr: "pipe" });
-    const [out, err, code] = await Promise.all([
-      new Response(p.stdout).text(),
-      new Response(p.stderr).text(),
-      p.exited,
-    ]);
-    if (code !== 0) throw new Error(`${cmd.join(" ")} failed (${code}): ${err || out}`);
-  };
-  await run(["git", "worktree", "add", "--detach", dir, rev], root);
-  symlinkSync(join(root, "node_modules"), join(dir, "node_modules"));
-  await run([process.execPath, "scripts/build.ts"], dir);
-  return join(dir, "dist/aicr");
-}
-
 const report = (name: string, s: Sample) => {
   const sorted = [...s.wall].sort((a, b) => a - b);
   const p90 = sorted[Math.min(sorted.length - 1, Math.floor(0.9 * sorted.length))] ?? 0;
@@ -77,23 +59,15 @@ if (!against) {
   console.log(`dist/aicr ${args.join(" ")} — ${runs} runs after ${WARMUP} warm-up`);
   report("this tree", current);
 } else {
-  const dir = join(mkdtempSync(join(tmpdir(), "aicr-bench-cold-")), "tree");
-  try {
-    const theirs = await buildRevision(against, dir);
-    const previous: Sample = { wall: [], rss: [] };
-    for (let i = 0; i < WARMUP + runs; i++) {
-      // Alternated, so a change of machine load falls on both alike.
-      await once(theirs, i < WARMUP ? undefined : previous);
-      await once(mine, i < WARMUP ? undefined : current);
-    }
-    console.log(`dist/aicr ${args.join(" ")} — ${runs} runs each after ${WARMUP} warm-up, interleaved`);
-    report(against, previous);
-    report("this tree", current);
-    console.log(
-      `ratio (this tree / ${against}): ${(median(current.wall) / median(previous.wall)).toFixed(2)}`,
-    );
-  } finally {
-    Bun.spawnSync(["git", "worktree", "remove", "--force", dir], { cwd: root });
-    rmSync(join(dir, ".."), { recursive: true, force: true });
+  using build = await buildRevision(against);
+  const previous: Sample = { wall: [], rss: [] };
+  for (let i = 0; i < WARMUP + runs; i++) {
+    // Alternated, so a change of machine load falls on both alike.
+    await once(build.binary, i < WARMUP ? undefined : previous);
+    await once(mine, i < WARMUP ? undefined : current);
   }
+  console.log(`dist/aicr ${args.join(" ")} — ${runs} runs each after ${WARMUP} warm-up, interleaved`);
+  report(against, previous);
+  report("this tree", current);
+  console.log(`ratio (this tree / ${against}): ${(median(current.wall) / median(previous.wall)).toFixed(2)}`);
 }

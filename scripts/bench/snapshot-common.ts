@@ -76,10 +76,11 @@ export function criticalPath(
 export async function runCli(
   kubeconfig: string,
   args: string[],
+  binary: string = AICR,
 ): Promise<{ code: number; stdout: string; stderr: string; ms: number; maxRss: number }> {
   const t0 = performance.now();
   const timed = existsSync(TIME);
-  const proc = Bun.spawn([...(timed ? [TIME, "-f", "AICR_MAXRSS_KB=%M"] : []), AICR, "snapshot", ...args], {
+  const proc = Bun.spawn([...(timed ? [TIME, "-f", "AICR_MAXRSS_KB=%M"] : []), binary, "snapshot", ...args], {
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", NO_COLOR: "1", KUBECONFIG: kubeconfig },
     stdout: "pipe",
     stderr: "pipe",

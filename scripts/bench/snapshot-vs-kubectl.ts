@@ -7,7 +7,10 @@
  *
  * kubectl is the one built from the control plane's Kubernetes release (test/control-plane).
  *
- *   bun scripts/bench/snapshot-vs-kubectl.ts [--runs 15] [--backend fake|real]
+ *   bun scripts/bench/snapshot-vs-kubectl.ts [--runs 15] [--backend fake|real] [--against <rev>]
+ *
+ * --against: <rev>'s own build runs too, interleaved with this tree's (same cluster, same load), and
+ * both are compared with the script.
  */
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -15,7 +18,9 @@ import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { stringify } from "yaml";
 import { controlPlaneBinary } from "../../test/control-plane/build.ts";
+import { buildRevision, type RevisionBuild } from "./_revision.ts";
 import {
+  AICR,
   backendArg,
   INSTANT_IMAGE,
   instantCluster,
@@ -24,12 +29,15 @@ import {
   snapshotTemplate,
 } from "./snapshot-common.ts";
 
-const { values } = parseArgs({ options: { runs: { type: "string" }, backend: { type: "string" } } });
+const { values } = parseArgs({
+  options: { runs: { type: "string" }, backend: { type: "string" }, against: { type: "string" } },
+});
 const RUNS = Number(values.runs ?? 15);
 const BACKEND = backendArg(values.backend);
 const KUBECTL = (await controlPlaneBinary()).kubectl;
 const NS = "bench";
 
+using previous: RevisionBuild | undefined = values.against ? await buildRevision(values.against) : undefined;
 const cluster = await instantCluster(await snapshotTemplate(), { https: true, backend: BACKEND });
 const admin = cluster.kubeconfigFor("admin");
 const dir = mkdtempSync(join(tmpdir(), "aicr-bench-kubectl-"));
@@ -45,10 +53,21 @@ try {
     )
     .map((e) => e.body as { kind: string; metadata: Record<string, unknown> });
   const aicr: number[] = [];
+  const before: number[] = [];
+  if (previous) {
+    const warm = await runCli(admin, ["-n", NS, "--image", INSTANT_IMAGE], previous.binary);
+    if (warm.code !== 0) throw new Error(warm.stderr);
+  }
   for (let i = 0; i < RUNS; i++) {
-    const r = await runCli(admin, ["-n", NS, "--image", INSTANT_IMAGE]);
-    if (r.code !== 0) throw new Error(r.stderr);
-    aicr.push(r.ms);
+    // Alternated with the previous build's run, so a change of machine load falls on both alike.
+    for (const [binary, into] of [
+      ...(previous ? [[previous.binary, before] as const] : []),
+      [AICR, aicr] as const,
+    ]) {
+      const r = await runCli(admin, ["-n", NS, "--image", INSTANT_IMAGE], binary);
+      if (r.code !== 0) throw new Error(r.stderr);
+      into.push(r.ms);
+    }
   }
 
   // kubectl: the same objects (ownerReferences dropped: the script deletes each one itself).
@@ -104,6 +123,12 @@ try {
     `kubectl script (7 calls):   ${k.toFixed(0)} ms  (${kubectl.map((x) => x.toFixed(0)).join(", ")})`,
   );
   console.log(`speed-up:                   ${(k / a).toFixed(1)}×`);
+  if (previous) {
+    const b = median(before);
+    console.log(
+      `aicr at ${previous.rev}:${" ".repeat(Math.max(1, 18 - previous.rev.length))}${b.toFixed(0)} ms  (${before.map((x) => x.toFixed(0)).join(", ")}); speed-up ${(k / b).toFixed(1)}×`,
+    );
+  }
 } finally {
   rmSync(dir, { recursive: true, force: true });
   await cluster.stop();

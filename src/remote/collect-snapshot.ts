@@ -351,7 +351,8 @@ async function execute(
       progress.wait(`agent in pod ${started.metadata.name} running`, { quiet: true });
     }
     const end = await unlessAborted(ending, signal);
-    await drainLog(logs, logStop);
+    // A failure's message carries the log's tail: it may wait longer for it than a proven result.
+    await drainLog(logs, logStop, end.ok ? LOG_DRAIN_MS : FAILURE_LOG_DRAIN_MS);
     if (!end.ok) {
       const pod = end.pod ?? (await agent.lastPod(jobUid).catch(() => undefined));
       throw agentJobFailure(end.condition, pod, {
@@ -376,16 +377,17 @@ async function execute(
 }
 
 /**
- * Once the run's end is known, the agent's last log lines are still on their way: they get up to
+ * Once the run's end is known, the agent's last log lines may still be on their way: they get up to
  * this long to arrive (normally the stream ends with the container, well before), then the stream is
  * closed and the run moves on.
  */
 const LOG_DRAIN_MS = 500;
+const FAILURE_LOG_DRAIN_MS = 2000;
 
-async function drainLog(logs: Promise<void> | undefined, stop: AbortController): Promise<void> {
+async function drainLog(logs: Promise<void> | undefined, stop: AbortController, ms: number): Promise<void> {
   if (!logs) return;
   let timer: ReturnType<typeof setTimeout> | undefined;
-  await Promise.race([logs, new Promise<void>((resolve) => (timer = setTimeout(resolve, LOG_DRAIN_MS)))]);
+  await Promise.race([logs, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
   stop.abort();
 }

@@ -119,6 +119,36 @@ for (const backend of BACKENDS)
     );
 
     test(
+      "a log stream that never answers does not hold the run open: proven, drained, closed, exit 0",
+      async () => {
+        const ns = await freshNamespace(cluster(), "end-log-held");
+        let release = () => {};
+        const released = new Promise<void>((resolve) => {
+          release = resolve;
+        });
+        const hold = cluster().faults.add({
+          method: "GET",
+          path: new RegExp(`^/api/v1/namespaces/${ns}/pods/[^/]+/log$`),
+          holdUntil: released,
+        });
+        try {
+          const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE]);
+          release();
+          expect(r.code, r.stderr).toBe(0);
+          expect(hold.fired).toBe(1);
+          expect(r.stdout).toContain(`run-id: "${runIdOf(r.stderr)}"`);
+          expect(r.stderr).toContain("result proven");
+          expect(r.stderr).not.toContain("[agent]");
+          await nothingLeft(ns);
+        } finally {
+          release();
+          hold.remove();
+        }
+      },
+      TEST_MS,
+    );
+
+    test(
       "the agent fails after writing its snapshot: exit 8 with its cause, no snapshot, nothing left",
       async () => {
         const ns = await freshNamespace(cluster(), "end-fails-after");
