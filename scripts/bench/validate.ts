@@ -20,13 +20,19 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { parse, stringify } from "yaml";
-import { processRuntime } from "../../test/cluster/controllers/process-runtime.ts";
-import { gpuClusterNodes, installGpuOperator, operandRuntime } from "../../test/cluster/gpu-operator.ts";
-import { startTestCluster, type TestCluster } from "../../test/cluster/testbed.ts";
+import type { TestCluster } from "../../test/cluster/testbed.ts";
 import { baseEnv, ensureBuilt, type Result } from "../../test/e2e/_aicr.ts";
-import { ctrf, IMAGE, NS, runId, SAMPLE_RECIPE, untilRunGone } from "../../test/validate/_harness.ts";
+import {
+  ctrf,
+  IMAGE,
+  NS,
+  runId,
+  SAMPLE_RECIPE,
+  untilRunGone,
+  validationCluster,
+} from "../../test/validate/_harness.ts";
 import { buildRevision, type RevisionBuild } from "./_revision.ts";
-import { AICR, backendArg, H100_BIN, H100_ROOT, median } from "./snapshot-common.ts";
+import { AICR, backendArg, median } from "./snapshot-common.ts";
 
 const { values } = parseArgs({
   options: { runs: { type: "string" }, backend: { type: "string" }, against: { type: "string" } },
@@ -58,26 +64,6 @@ function writeRecipe(dir: string): string {
  * validationCluster (test/validate/_harness.ts) with one image per binary compared: the same nodes,
  * GPU Operator and host fixture.
  */
-async function benchCluster(images: Record<string, string>): Promise<TestCluster> {
-  const cluster = await startTestCluster(backend, {
-    nodes: gpuClusterNodes().map((n) => n.object),
-    runtime: (api) =>
-      processRuntime({
-        images,
-        kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
-        baseEnv: { PATH: `${H100_BIN}:${process.env.PATH}`, AICR_HOST_ROOT: H100_ROOT, NO_COLOR: "1" },
-        fallback: operandRuntime,
-      }),
-  });
-  try {
-    await installGpuOperator(cluster);
-  } catch (e) {
-    await cluster.stop();
-    throw e;
-  }
-  return cluster;
-}
-
 const tail = (text: string, lines = 30) => text.trimEnd().split("\n").slice(-lines).join("\n");
 
 /** One `validate` by `b`; timed into `b` unless a warm-up. Fails loudly unless exit 0 and four checks passed. */
@@ -137,7 +123,9 @@ const previous: Binary | undefined = previousBuild && {
 };
 const order = previous ? [previous, current] : [current];
 const dir = mkdtempSync(join(tmpdir(), "aicr-bench-validate-"));
-const cluster = await benchCluster(Object.fromEntries(order.map((b) => [b.image, b.path])));
+const cluster = await validationCluster(backend, {
+  images: Object.fromEntries(order.map((b) => [b.image, b.path])),
+});
 try {
   const recipe = writeRecipe(dir);
   for (const b of order) await once(cluster, recipe, b, false);

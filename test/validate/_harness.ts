@@ -25,14 +25,19 @@ export const LONG = 180_000;
 
 export async function validationCluster(
   backend: Backend,
-  options: GpuOperatorOptions & { nodes?: { resource: string; object: KObject }[]; operator?: boolean } = {},
+  options: GpuOperatorOptions & {
+    nodes?: { resource: string; object: KObject }[];
+    operator?: boolean;
+    /** Image → executable for the pods (default: IMAGE → dist/aicr). */
+    images?: Record<string, string>;
+  } = {},
 ): Promise<TestCluster> {
   await ensureBuilt();
   const cluster = await startTestCluster(backend, {
     nodes: (options.nodes ?? gpuClusterNodes(options)).map((n) => n.object),
     runtime: (api) =>
       processRuntime({
-        images: { [IMAGE]: AICR },
+        images: options.images ?? { [IMAGE]: AICR },
         kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
         baseEnv: {
           PATH: `${join(ROOT, "test/fixtures/bin/h100")}:${process.env.PATH}`,
