@@ -130,7 +130,10 @@ export function watchRunPods(
         return ended;
       }
       if (type === "DELETED" || !ownedByJob(pod, o.uid()) || pod.metadata.deletionTimestamp) return undefined;
-      if (pod.status?.containerStatuses?.[0]?.state?.running) started.resolve(pod);
+      const phase = pod.status?.phase;
+      // A pod that ended without a container status (rejected by its kubelet) has a log to read too.
+      if (pod.status?.containerStatuses?.[0]?.state?.running || phase === "Succeeded" || phase === "Failed")
+        started.resolve(pod);
       else o.onPending?.(pod);
       return undefined;
     },
@@ -139,40 +142,10 @@ export function watchRunPods(
   return { started: started.promise, exit };
 }
 
-/**
- * Waits for a pod owned by this run's Job whose container has started (so its log can be read).
- * Candidates are narrowed by the run labels, then authorized by the controller ownerReference.
- */
+/** A pod owned by this run's Job whose container has started (watchRunPods' first fact). */
 export function waitForStartedPod(
   client: KubeClient,
-  o: JobBound & {
-    namespace: string;
-    runId: string;
-    signal: AbortSignal;
-    onPending?: (pod: PodState) => void;
-  },
+  o: Parameters<typeof watchRunPods>[1],
 ): Promise<PodState> {
-  return watchUntil<PodState, PodState>({
-    client,
-    resourceVersion: o.resourceVersion,
-    ready: o.ready,
-    apiVersion: "v1",
-    kind: "Pod",
-    plural: "pods",
-    list: { namespace: o.namespace, labelSelector: runPodSelector(o.runId) },
-    signal: o.signal,
-    check(pod, type) {
-      if (type === "DELETED" || !ownedByJob(pod, o.uid()) || pod.metadata.deletionTimestamp) return undefined;
-      const state = pod.status?.containerStatuses?.[0]?.state;
-      if (
-        state?.running ||
-        state?.terminated ||
-        pod.status?.phase === "Succeeded" ||
-        pod.status?.phase === "Failed"
-      )
-        return pod;
-      o.onPending?.(pod);
-      return undefined;
-    },
-  });
+  return watchRunPods(client, o).started;
 }

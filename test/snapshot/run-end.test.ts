@@ -6,6 +6,7 @@
  */
 import { beforeAll, describe, expect, test } from "bun:test";
 import { collectSnapshot, KubeClient } from "../../src/index.ts";
+import type { FaultRule } from "../cluster/faults.ts";
 import { resource } from "../cluster/resources.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
@@ -50,6 +51,27 @@ for (const backend of BACKENDS)
       await untilNoRunPods(cluster(), ns);
     }
 
+    /** One run of the agent with a fault; `rule` may hold requests until the run has exited. */
+    async function runWithFault(ns: string, rule: (exited: Promise<void>) => FaultRule) {
+      const exited = Promise.withResolvers<void>();
+      const hold = cluster().faults.add(rule(exited.promise));
+      const since = lastSeq(cluster());
+      try {
+        const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE]);
+        return { r, fired: hold.fired, since };
+      } finally {
+        exited.resolve();
+        hold.remove();
+      }
+    }
+
+    /** Exit 0, this run's own document on stdout, ended on its proof. */
+    function expectProven(r: { code: number; stdout: string; stderr: string }): void {
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain(`run-id: "${runIdOf(r.stderr)}"`);
+      expect(r.stderr).toContain("result proven");
+    }
+
     test(
       "the agent's write arrives before its pod's end: proven from the watch event, no read",
       async () => {
@@ -65,23 +87,15 @@ for (const backend of BACKENDS)
           "the agent's ConfigMap",
           STUCK_MS,
         );
-        const hold = cluster().faults.add({
+        const { r, fired, since } = await runWithFault(ns, () => ({
           method: "GET",
           path: `/api/v1/namespaces/${ns}/pods`,
           holdUntil: written,
-        });
-        try {
-          const since = lastSeq(cluster());
-          const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE]);
-          expect(r.code, r.stderr).toBe(0);
-          expect(hold.fired).toBe(1);
-          expect(r.stdout).toContain(`run-id: "${runIdOf(r.stderr)}"`);
-          expect(r.stderr).toContain("result proven");
-          expect(resultReads(since, ns)).toEqual([]);
-          await nothingLeft(ns);
-        } finally {
-          hold.remove();
-        }
+        }));
+        expect(fired).toBe(1);
+        expectProven(r);
+        expect(resultReads(since, ns)).toEqual([]);
+        await nothingLeft(ns);
       },
       TEST_MS,
     );
@@ -90,30 +104,16 @@ for (const backend of BACKENDS)
       "the pod's end arrives before the agent's write is seen: one read proves it",
       async () => {
         const ns = await freshNamespace(cluster(), "end-exit-first");
-        let release = () => {};
-        const released = new Promise<void>((resolve) => {
-          release = resolve;
-        });
         // The run's ConfigMap watch is held until the run has exited: the write is never seen as an event.
-        const hold = cluster().faults.add({
+        const { r, fired, since } = await runWithFault(ns, (exited) => ({
           method: "GET",
           path: `/api/v1/namespaces/${ns}/configmaps`,
-          holdUntil: released,
-        });
-        try {
-          const since = lastSeq(cluster());
-          const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE]);
-          release();
-          expect(r.code, r.stderr).toBe(0);
-          expect(hold.fired).toBe(1);
-          expect(r.stdout).toContain(`run-id: "${runIdOf(r.stderr)}"`);
-          expect(r.stderr).toContain("result proven");
-          expect(resultReads(since, ns)).toHaveLength(1);
-          await nothingLeft(ns);
-        } finally {
-          release();
-          hold.remove();
-        }
+          holdUntil: exited,
+        }));
+        expect(fired).toBe(1);
+        expectProven(r);
+        expect(resultReads(since, ns)).toHaveLength(1);
+        await nothingLeft(ns);
       },
       TEST_MS,
     );
@@ -122,28 +122,15 @@ for (const backend of BACKENDS)
       "a log stream that never answers does not hold the run open: proven, drained, closed, exit 0",
       async () => {
         const ns = await freshNamespace(cluster(), "end-log-held");
-        let release = () => {};
-        const released = new Promise<void>((resolve) => {
-          release = resolve;
-        });
-        const hold = cluster().faults.add({
+        const { r, fired } = await runWithFault(ns, (exited) => ({
           method: "GET",
           path: new RegExp(`^/api/v1/namespaces/${ns}/pods/[^/]+/log$`),
-          holdUntil: released,
-        });
-        try {
-          const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE]);
-          release();
-          expect(r.code, r.stderr).toBe(0);
-          expect(hold.fired).toBe(1);
-          expect(r.stdout).toContain(`run-id: "${runIdOf(r.stderr)}"`);
-          expect(r.stderr).toContain("result proven");
-          expect(r.stderr).not.toContain("[agent]");
-          await nothingLeft(ns);
-        } finally {
-          release();
-          hold.remove();
-        }
+          holdUntil: exited,
+        }));
+        expect(fired).toBe(1);
+        expectProven(r);
+        expect(r.stderr).not.toContain("[agent]");
+        await nothingLeft(ns);
       },
       TEST_MS,
     );
@@ -184,27 +171,19 @@ for (const backend of BACKENDS)
       "the pod watch is cut after its first event: the run lists again and still proves its result",
       async () => {
         const ns = await freshNamespace(cluster(), "end-cut");
-        const cut = cluster().faults.add({
+        const { r, fired, since } = await runWithFault(ns, () => ({
           method: "GET",
           path: `/api/v1/namespaces/${ns}/pods`,
           cutWatchAfterEvents: 1,
-        });
-        try {
-          const since = lastSeq(cluster());
-          const r = await runSnapshot(admin, ["-n", ns, "--image", AGENT_IMAGE]);
-          expect(r.code, r.stderr).toBe(0);
-          expect(cut.fired).toBe(1);
-          expect(r.stdout).toContain(`run-id: "${runIdOf(r.stderr)}"`);
-          expect(r.stderr).toContain("result proven");
-          // After the cut watch: a list of the run's pods, then a watch from it.
-          const podWatches = mine(since)
-            .filter((e) => e.path === `/api/v1/namespaces/${ns}/pods`)
-            .map((e) => e.query.watch === "true");
-          expect(podWatches.slice(podWatches.indexOf(true))).toEqual([true, false, true]);
-          await nothingLeft(ns);
-        } finally {
-          cut.remove();
-        }
+        }));
+        expect(fired).toBe(1);
+        expectProven(r);
+        // After the cut watch: a list of the run's pods, then a watch from it.
+        const podWatches = mine(since)
+          .filter((e) => e.path === `/api/v1/namespaces/${ns}/pods`)
+          .map((e) => e.query.watch === "true");
+        expect(podWatches.slice(podWatches.indexOf(true))).toEqual([true, false, true]);
+        await nothingLeft(ns);
       },
       TEST_MS,
     );
