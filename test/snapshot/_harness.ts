@@ -192,6 +192,12 @@ export const untilNoRunPods = (cluster: Cluster, namespace: string) =>
     STUCK_MS,
   );
 
+/** Zero run objects in `namespace`, and zero run pods once the garbage collector has taken them. */
+export async function untilNothingLeft(cluster: Cluster, namespace: string): Promise<void> {
+  await untilNoRunObjects(cluster, namespace);
+  await untilNoRunPods(cluster, namespace);
+}
+
 /** Mutating requests other than access reviews and server-side dry runs. */
 export function writes(cluster: Cluster, since = 0): LoggedRequest[] {
   return cluster.log

@@ -25,7 +25,7 @@ import {
   TEST_MS,
   UNSTAMPED_IMAGE,
   untilNoRunObjects,
-  untilNoRunPods,
+  untilNothingLeft,
 } from "./_harness.ts";
 
 const STAGING = "aicr-agent-snapshot-";
@@ -45,11 +45,6 @@ for (const backend of BACKENDS)
       mine(since).filter(
         (e) => e.method === "GET" && e.path.startsWith(`/api/v1/namespaces/${ns}/configmaps/`),
       );
-
-    async function nothingLeft(ns: string): Promise<void> {
-      await untilNoRunObjects(cluster(), ns);
-      await untilNoRunPods(cluster(), ns);
-    }
 
     /** One run of the agent with a fault; `rule` may hold requests until the run has exited. */
     async function runWithFault(ns: string, rule: (exited: Promise<void>) => FaultRule) {
@@ -95,7 +90,7 @@ for (const backend of BACKENDS)
         expect(fired).toBe(1);
         expectProven(r);
         expect(resultReads(since, ns)).toEqual([]);
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -113,7 +108,7 @@ for (const backend of BACKENDS)
         expect(fired).toBe(1);
         expectProven(r);
         expect(resultReads(since, ns)).toHaveLength(1);
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -130,7 +125,7 @@ for (const backend of BACKENDS)
         expect(fired).toBe(1);
         expectProven(r);
         expect(r.stderr).not.toContain("[agent]");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -147,7 +142,7 @@ for (const backend of BACKENDS)
         expect(r.stderr).toContain("agent failed after writing its snapshot");
         expect(r.stderr).not.toContain("result proven");
         expect(r.stderr).toContain("cleaned up");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -162,7 +157,7 @@ for (const backend of BACKENDS)
         expect(r.stdout).not.toContain("pod-uid:");
         expect(r.stderr).toContain("result read");
         expect(r.stderr).not.toContain("result proven");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -183,7 +178,7 @@ for (const backend of BACKENDS)
           .filter((e) => e.path === `/api/v1/namespaces/${ns}/pods`)
           .map((e) => e.query.watch === "true");
         expect(podWatches.slice(podWatches.indexOf(true))).toEqual([true, false, true]);
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -209,7 +204,7 @@ for (const backend of BACKENDS)
         expect(r.stdout).toBe("");
         expect(r.stderr).toContain("the agent Job failed");
         expect(r.stderr).toContain("cleaned up");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );

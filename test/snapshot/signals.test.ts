@@ -20,8 +20,7 @@ import {
   spawnSnapshot,
   TEST_MS,
   UNSTAMPED_IMAGE,
-  untilNoRunObjects,
-  untilNoRunPods,
+  untilNothingLeft,
   untilRequest,
   writes,
 } from "./_harness.ts";
@@ -75,12 +74,6 @@ for (const backend of BACKENDS)
       }
     }
 
-    /** Zero run objects now, and still zero once every held request and the garbage collector are done. */
-    async function nothingLeft(ns: string): Promise<void> {
-      await untilNoRunObjects(cluster(), ns);
-      await untilNoRunPods(cluster(), ns);
-    }
-
     test(
       "SIGINT during the permission gate: exit 9, nothing was ever written",
       async () => {
@@ -94,7 +87,7 @@ for (const backend of BACKENDS)
         });
         expect(r.stderr).not.toContain("run objects created");
         expect(writes(cluster(), since)).toEqual([]);
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -110,7 +103,7 @@ for (const backend of BACKENDS)
         expect(r.stderr).toContain("cleaned up");
         expect(r.stderr).not.toContain("deployed Job");
         // The held RoleBinding create commits after cleanup; it is owned by the deleted anchor.
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -128,7 +121,7 @@ for (const backend of BACKENDS)
         expect(r.stderr).toContain("run objects created");
         expect(r.stderr).not.toContain("running on");
         expect(r.stderr).toContain("cleaned up");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -157,7 +150,7 @@ for (const backend of BACKENDS)
         expect(r.stderr).toContain("running on gpu-node-1");
         expect(r.stderr).not.toMatch(/result (read|proven)/);
         expect(r.stderr).toContain("cleaned up");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -173,7 +166,7 @@ for (const backend of BACKENDS)
         );
         expect(r.stderr).toContain(line);
         expect(r.stderr).toContain("cleaned up");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -217,7 +210,7 @@ for (const backend of BACKENDS)
             );
           await until(() => reads().length >= read.matched, "the held read's log entry", STUCK_MS);
           expect(reads().map((e) => e.user)).toEqual(reads().map(() => "admin"));
-          await nothingLeft(ns);
+          await untilNothingLeft(cluster(), ns);
         } finally {
           release();
           watch.remove();
@@ -236,7 +229,7 @@ for (const backend of BACKENDS)
           path: `/apis/batch/v1/namespaces/${ns}/jobs/*`,
         });
         expect(r.stderr).toContain("cleaned up");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
@@ -291,7 +284,7 @@ for (const backend of BACKENDS)
           } catch (err) {
             if ((err as { code?: number }).code !== 404) throw err;
           }
-          await nothingLeft(ns);
+          await untilNothingLeft(cluster(), ns);
         } finally {
           fault.remove();
         }
@@ -313,7 +306,7 @@ for (const backend of BACKENDS)
         const r = await run.done;
         expect(r.code, r.stderr).toBe(9);
         expect(r.stderr).toContain("received SIGTERM: cancelling");
-        await nothingLeft(ns);
+        await untilNothingLeft(cluster(), ns);
       },
       TEST_MS,
     );
