@@ -36,6 +36,14 @@ const MIRRORED = [
   "clusterpolicies",
 ];
 
+/**
+ * The bound on the nodes' becoming Ready and untainted: 60 s, and 120 ms more per node. Every new Node
+ * carries the not-ready taint until the node lifecycle controller lifts it, two requests per Node under
+ * its client's rate limit (100 QPS, test/control-plane/up): 1,000 nodes took 28 s on an idle 2-core
+ * machine (registration 8 s, the taints 20 s), and a loaded one may take several times that.
+ */
+export const nodesReadyMs = (nodes: number): number => 60_000 + 120 * nodes;
+
 export async function startRealCluster(options: TestClusterOptions): Promise<TestCluster> {
   const cp = await takeControlPlane();
   const stops: (() => Promise<unknown>)[] = [() => cp.stop()];
@@ -129,7 +137,14 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
           Number(o?.status?.allocatable?.["nvidia.com/gpu"] ?? 0) > 0;
         return ready && gpus && !taints.some((t) => t.key.startsWith("node.kubernetes.io/"));
       };
-      await store.until(() => names.every(usable), `nodes ${names.join(", ")} Ready and untainted`);
+      await store.until(
+        () => names.every(usable),
+        () => {
+          const left = names.filter((n) => !usable(n));
+          return `nodes Ready and untainted: ${left.length} of ${names.length} not yet (${left.slice(0, 10).join(", ")}${left.length > 10 ? ", …" : ""})`;
+        },
+        nodesReadyMs(names.length),
+      );
     } else {
       for (const n of options.nodes ?? []) await store.create(resource("nodes"), n);
     }

@@ -22,7 +22,7 @@ export class NodeAgent {
   private readonly name: string;
   private readonly api: NodeApi;
   private readonly abort = new AbortController();
-  private readonly timers: ReturnType<typeof setInterval>[] = [];
+  private readonly timers: ReturnType<typeof setTimeout>[] = [];
   private readonly workers = new Map<string, PodWorker>();
   private readonly running = new Set<Promise<void>>();
   private readonly since = rfc3339();
@@ -59,10 +59,22 @@ export class NodeAgent {
   }
 
   start(): void {
+    // Each loop first runs at a random point of its period, then every period: the nodes of one test
+    // bed start together, and 1,000 lease renewals in the same instant every 10 s would be a burst the
+    // apiserver queues. (Real kubelets start at different moments, and jitter their loops too.)
     const every = (ms: number, fn: () => Promise<void>) => {
-      const t = setInterval(() => fn().catch((err) => this.host.onError(`node ${this.name}`, err)), ms);
-      t.unref();
-      this.timers.push(t);
+      const run = () => void fn().catch((err) => this.host.onError(`node ${this.name}`, err));
+      const first = setTimeout(
+        () => {
+          run();
+          const t = setInterval(run, ms);
+          t.unref();
+          this.timers.push(t);
+        },
+        Math.floor(Math.random() * ms),
+      );
+      first.unref();
+      this.timers.push(first);
     };
     every(LEASE_RENEW_MS, () => this.renewLease());
     every(NODE_STATUS_MS, () => this.heartbeat());
@@ -75,6 +87,7 @@ export class NodeAgent {
     for (const w of this.workers.values()) w.stop();
     await this.loop;
     await Promise.all([...this.running, ...[...this.workers.values()].map((w) => w.idle())]);
+    this.api.close();
   }
 
   private status(): KObject["status"] {

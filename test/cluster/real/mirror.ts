@@ -210,7 +210,11 @@ export class MirrorStore implements StoreView {
   }
 
   /** Resolves when `cond` holds on the cache (checked now and after every applied event). */
-  async until(cond: () => boolean, what = "the mirror to catch up", ms = 60_000): Promise<void> {
+  async until(
+    cond: () => boolean,
+    what: string | (() => string) = "the mirror to catch up",
+    ms = 60_000,
+  ): Promise<void> {
     await untilStore({ store: this }, cond, what, ms);
   }
 
