@@ -77,15 +77,18 @@ export async function runCli(
   kubeconfig: string,
   args: string[],
   binary: string = AICR,
-): Promise<{ code: number; stdout: string; stderr: string; ms: number; maxRss: number }> {
+): Promise<{ code: number; stdout: string; stderr: string; ms: number; maxRss: number; cpuMs: number }> {
   const t0 = performance.now();
   const timed = existsSync(TIME);
-  const proc = Bun.spawn([...(timed ? [TIME, "-f", "AICR_MAXRSS_KB=%M"] : []), binary, "snapshot", ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", NO_COLOR: "1", KUBECONFIG: kubeconfig },
-    stdout: "pipe",
-    stderr: "pipe",
-    stdin: "ignore",
-  });
+  const proc = Bun.spawn(
+    [...(timed ? [TIME, "-f", "AICR_MAXRSS_KB=%M AICR_CPU_S=%U+%S"] : []), binary, "snapshot", ...args],
+    {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: "/tmp", NO_COLOR: "1", KUBECONFIG: kubeconfig },
+      stdout: "pipe",
+      stderr: "pipe",
+      stdin: "ignore",
+    },
+  );
   const [stdout, rawErr, code] = await Promise.all([
     new Response(proc.stdout).text(),
     new Response(proc.stderr).text(),
@@ -93,8 +96,11 @@ export async function runCli(
   ]);
   const ms = performance.now() - t0;
   const kb = Number(rawErr.match(/AICR_MAXRSS_KB=(\d+)/)?.[1] ?? 0);
-  const stderr = rawErr.replace(/AICR_MAXRSS_KB=\d+\n?/, "");
-  return { code, stdout, stderr, ms, maxRss: kb * 1024 };
+  // aicr's own CPU time (user + system): what it costs, apart from waiting on the cluster.
+  const cpu = rawErr.match(/AICR_CPU_S=([\d.]+)\+([\d.]+)/);
+  const cpuMs = cpu ? (Number(cpu[1]) + Number(cpu[2])) * 1000 : 0;
+  const stderr = rawErr.replace(/AICR_MAXRSS_KB=\d+ AICR_CPU_S=\S+\n?/, "");
+  return { code, stdout, stderr, ms, maxRss: kb * 1024, cpuMs };
 }
 
 export const median = (xs: number[]): number => {
