@@ -9,7 +9,10 @@
  *  3. The garbage collector: a ClusterRole owning a ServiceAccount, Role, RoleBinding and Job (a run
  *     after SIGKILL) — time from the ClusterRole's delete until its last dependent is gone.
  *
- *   bun scripts/bench/snapshot-real.ts [--cli 16]
+ *   bun scripts/bench/snapshot-real.ts [--cli 16] [--against <rev>]
+ *
+ * --against: then 16 concurrent CLI runs of <rev>'s build and of this tree's, alternated twice (the
+ * agent in the pods is this tree's for both: only the CLI differs).
  */
 import { parseArgs } from "node:util";
 import { processRuntime } from "../../test/cluster/controllers/process-runtime.ts";
@@ -17,9 +20,11 @@ import { node } from "../../test/cluster/nodes.ts";
 import type { KObject } from "../../test/cluster/objects.ts";
 import { resource } from "../../test/cluster/resources.ts";
 import { startTestCluster } from "../../test/cluster/testbed.ts";
+import { buildRevision, type RevisionBuild } from "./_revision.ts";
 import { AICR, H100_BIN, H100_ROOT, median, mib, runCli, runIdIn } from "./snapshot-common.ts";
 
-const { values } = parseArgs({ options: { cli: { type: "string" } } });
+const { values } = parseArgs({ options: { cli: { type: "string" }, against: { type: "string" } } });
+using previous: RevisionBuild | undefined = values.against ? await buildRevision(values.against) : undefined;
 const CLI_RUNS = Number(values.cli ?? 16);
 const NS = "scale";
 const IMAGE = "ghcr.io/nvidia/aicr:bench";
@@ -210,6 +215,31 @@ try {
   for (const k of Object.keys(single))
     console.log(`  ${k.padEnd(40)} ${show(single[k]!)} | ${show(concurrent[k]!)}`);
   console.log(`garbage collector: anchor deleted → 3 dependents gone: ${(await gcTiming()).toFixed(0)} ms`);
+  if (previous) {
+    const walls: Record<string, string[]> = { [previous.rev]: [], "this tree": [] };
+    for (let round = 0; round < 2; round++)
+      for (const [build, binary] of [
+        [previous.rev, previous.binary],
+        ["this tree", AICR],
+      ] as const) {
+        const c0 = performance.now();
+        const rs = await Promise.all(Array.from({ length: CLI_RUNS }, () => runCli(admin, args, binary)));
+        const ms = performance.now() - c0;
+        const failed = rs.filter((r) => r.code !== 0).length;
+        walls[build]!.push(`${ms.toFixed(0)} ms${failed ? ` (${failed} failed)` : ""}`);
+        await new Promise<void>((resolve) => {
+          if (leftovers() === 0) return resolve();
+          const stop = cluster.store.subscribe(() => {
+            if (leftovers() === 0) {
+              stop();
+              resolve();
+            }
+          });
+        });
+      }
+    console.log(`${CLI_RUNS} concurrent CLI runs, interleaved (the same agent in the pods):`);
+    for (const [build, ws] of Object.entries(walls)) console.log(`  ${build.padEnd(12)} ${ws.join(", ")}`);
+  }
 } finally {
   await cluster.stop();
 }
