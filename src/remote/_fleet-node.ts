@@ -83,19 +83,18 @@ export async function awaitNodeEnd(
       if (outcome) completion.resolve(outcome);
     },
   });
+  const ending = awaitRunEnd({
+    run: () => ({ runId: o.runId, jobUid: job.uid }),
+    exit: exit.promise,
+    completion: completion.promise,
+    writes: () => [],
+    read: o.read,
+    parse: o.parse,
+    output: `${o.namespace}/${job.staging}`,
+  });
+  ending.catch(() => {}); // a node that ended otherwise (stuck, its deadline) leaves it unanswered
   try {
-    const end = await Promise.race([
-      stuck.promise,
-      awaitRunEnd({
-        run: () => ({ runId: o.runId, jobUid: job.uid }),
-        exit: exit.promise,
-        completion: completion.promise,
-        writes: () => [],
-        read: o.read,
-        parse: o.parse,
-        output: `${o.namespace}/${job.staging}`,
-      }),
-    ]);
+    const end = await Promise.race([stuck.promise, ending]);
     if (end.ok) return end;
     throw agentJobFailure(end.condition, end.pod ?? lastPod, {
       remedy:
