@@ -109,6 +109,18 @@ const leftovers = (): number =>
     .map((p) => cluster.store.list(resource(p), { labelSelector: "aicr.run/run-id" }).items.length)
     .reduce((a, b) => a + b, 0);
 
+/** Until every run object and run pod is gone (the garbage collector takes the deleted Jobs' pods). */
+const untilNoLeftovers = (): Promise<void> =>
+  new Promise<void>((resolve) => {
+    if (leftovers() === 0) return resolve();
+    const stop = cluster.store.subscribe(() => {
+      if (leftovers() === 0) {
+        stop();
+        resolve();
+      }
+    });
+  });
+
 async function gcTiming(): Promise<number> {
   const owner = await cluster.store.create(resource("clusterroles"), {
     apiVersion: "rbac.authorization.k8s.io/v1",
@@ -185,15 +197,7 @@ try {
   // Each run deleted its own objects; its pod goes with its Job through the garbage collector.
   const atExit = leftovers();
   const g0 = performance.now();
-  await new Promise<void>((resolve) => {
-    if (leftovers() === 0) return resolve();
-    const stop = cluster.store.subscribe(() => {
-      if (leftovers() === 0) {
-        stop();
-        resolve();
-      }
-    });
-  });
+  await untilNoLeftovers();
   const drained = performance.now() - g0;
   console.log(
     `real control plane (Kubernetes ${"v1.36.3"}): kube-apiserver + etcd + controller-manager + scheduler, our kubelet`,
@@ -227,15 +231,7 @@ try {
         const ms = performance.now() - c0;
         const failed = rs.filter((r) => r.code !== 0).length;
         walls[build]!.push(`${ms.toFixed(0)} ms${failed ? ` (${failed} failed)` : ""}`);
-        await new Promise<void>((resolve) => {
-          if (leftovers() === 0) return resolve();
-          const stop = cluster.store.subscribe(() => {
-            if (leftovers() === 0) {
-              stop();
-              resolve();
-            }
-          });
-        });
+        await untilNoLeftovers();
       }
     console.log(`${CLI_RUNS} concurrent CLI runs, interleaved (the same agent in the pods):`);
     for (const [build, ws] of Object.entries(walls)) console.log(`  ${build.padEnd(12)} ${ws.join(", ")}`);
