@@ -138,7 +138,9 @@ export class KubeHttp {
         ...(https.cert !== undefined ? { cert: text(https.cert) } : {}),
         ...(https.key !== undefined ? { key: text(https.key) } : {}),
         ...(https.passphrase !== undefined ? { passphrase: https.passphrase } : {}),
-        ...(https.rejectUnauthorized !== undefined ? { rejectUnauthorized: https.rejectUnauthorized } : {}),
+        // Always explicit: Bun's default follows NODE_TLS_REJECT_UNAUTHORIZED, which kubectl ignores.
+        // Only the kubeconfig's insecure-skip-tls-verify turns verification off.
+        rejectUnauthorized: https.rejectUnauthorized ?? true,
         ...(https.servername !== undefined ? { serverName: https.servername } : {}),
       },
       ...(proxy ? { proxy } : {}),

@@ -112,6 +112,15 @@ describe("aicr image push", () => {
     expect(untrusted.code).toBe(6);
     expect(untrusted.stderr).toContain("--ca-file");
 
+    // NODE_TLS_REJECT_UNAUTHORIZED=0 (set in many CI jobs for other tools) changes nothing: the
+    // handshake still fails, so the password never leaves. kubectl ignores that variable too.
+    const envOff = await run([tar, `${reg.host}/cmd/aicr`, "--username", "grace", "--password-stdin"], {
+      stdin: PASSWORD,
+      env: { NODE_TLS_REJECT_UNAUTHORIZED: "0" },
+    });
+    expect(envOff.code).toBe(6);
+    expect(envOff.stderr).toContain("--ca-file");
+
     // nobody listening (port 9, discard, is closed on loopback): exit 6 with the registry named
     const closed = await run([tar, "127.0.0.1:9/cmd/aicr", "--username", "grace", "--password-stdin"], {
       stdin: PASSWORD,

@@ -30,7 +30,9 @@ export const cancelled = (signal: AbortSignal): AicrError =>
       });
 
 export function makeFetch(o: HttpOptions): (url: URL, req: HttpRequest) => Promise<Response> {
-  const tls = o.ca ? { ca: [...rootCertificates, o.ca] } : undefined;
+  // Verification is always explicit: Bun's default follows NODE_TLS_REJECT_UNAUTHORIZED, and a
+  // registry's credentials must never go to a server it did not verify.
+  const tls = { rejectUnauthorized: true, ...(o.ca ? { ca: [...rootCertificates, o.ca] } : {}) };
   return async (url, req) => {
     if (o.signal.aborted) throw cancelled(o.signal);
     try {
@@ -40,7 +42,7 @@ export function makeFetch(o: HttpOptions): (url: URL, req: HttpRequest) => Promi
         ...(req.body !== undefined ? { body: req.body } : {}),
         redirect: "manual",
         signal: o.signal,
-        ...(tls ? { tls } : {}),
+        tls,
       });
     } catch (err) {
       if (o.signal.aborted) throw cancelled(o.signal);
