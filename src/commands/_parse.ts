@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
 import { dns1123SubdomainProblems } from "../core/names.ts";
 import type { Toleration } from "../deployer/job-spec.ts";
@@ -20,6 +21,8 @@ export function parseDuration(flag: string, value: string): number {
   if (value === "" || joined !== value) throw badFlag(flag, value, "a duration such as 5m, 90s or 1h30m");
   const ms = parts.reduce((sum, p) => sum + Number(p[1]) * (UNITS[p[2] ?? "s"] ?? 0), 0);
   if (ms <= 0) throw badFlag(flag, value, "a duration greater than zero");
+  if (ms > MAX_TIMER_MS)
+    throw badFlag(flag, value, "a duration of at most 596h (about 24 days, the longest timer aicr can keep)");
   return ms;
 }
 

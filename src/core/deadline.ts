@@ -1,5 +1,8 @@
 import { AicrError } from "./errors.ts";
 
+/** The longest timer the runtime keeps (2^31-1 ms, about 24.8 days): a longer one would fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /**
  * The run's one deadline, as Go's context.WithTimeout: one AbortSignal that aborts on the caller's
  * cancel signal or when the time is up. Every wait and request of the run takes only this signal;

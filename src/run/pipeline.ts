@@ -1,5 +1,5 @@
 import { unlessAborted } from "../core/async.ts";
-import { type Deadline, startDeadline } from "../core/deadline.ts";
+import { type Deadline, MAX_TIMER_MS, startDeadline } from "../core/deadline.ts";
 import { AicrError } from "../core/errors.ts";
 import { createLogger, type Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
@@ -102,10 +102,12 @@ export async function withRun<Plan, Gate, T>(
   steps: RunSteps<Plan, Gate, T>,
 ): Promise<RunOutcome<T>> {
   const { client, timeoutMs } = options;
-  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0))
-    throw new AicrError("INVALID_REQUEST", `invalid timeoutMs ${timeoutMs}: expected a positive number`, {
-      context: { field: "--timeout" },
-    });
+  if (!(Number.isFinite(timeoutMs) && timeoutMs > 0 && timeoutMs <= MAX_TIMER_MS))
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `invalid timeoutMs ${timeoutMs}: expected a positive number of at most ${MAX_TIMER_MS} (about 24 days)`,
+      { context: { field: "--timeout" } },
+    );
   const log = options.log ?? createLogger({ write: () => {} });
   const cancel = options.signal ?? new AbortController().signal;
   const identity: RunIdentity = {

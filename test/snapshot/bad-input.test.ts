@@ -21,6 +21,7 @@ const CASES: [string, string[], string][] = [
   ["toleration with an unknown effect", ["--toleration", "key:Never"], "--toleration"],
   ["timeout that is not a duration", ["--timeout", "5 minutes"], "--timeout"],
   ["timeout of zero", ["--timeout", "0s"], "--timeout"],
+  ["timeout above the longest timer (596h)", ["--timeout", "600h"], "--timeout"],
   ["timeout without a unit", ["--timeout", "300"], "--timeout"],
   ["requests without a quantity", ["--requests", "cpu"], "--requests"],
   ["requests with a bad quantity", ["--requests", "cpu=lots"], "--requests"],

@@ -61,9 +61,9 @@ for (const backend of BACKENDS)
       TEST_MS,
     );
 
-    test("a timeout that is not a positive number is refused before any request", async () => {
+    test("a timeout that is not a positive number (or is above the longest timer) is refused before any request", async () => {
       const before = lastSeq(cluster());
-      for (const timeoutMs of [0, -1, Number.NaN]) {
+      for (const timeoutMs of [0, -1, Number.NaN, 2 ** 31]) {
         const err = await collectSnapshot({ client: client(), namespace: "sdk-bad", timeoutMs }).catch(
           (e) => e,
         );

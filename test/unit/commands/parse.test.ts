@@ -98,6 +98,12 @@ describe("parseDuration", () => {
         `invalid --timeout ${JSON.stringify(value)}: expected a duration greater than zero`,
       );
     }
+    // Above the longest timer (2^31-1 ms) a timer fires at once: refused, not a run that times out at its start.
+    for (const value of ["600h", "597h", "24000h"]) {
+      const e = expectRefused(() => parseDuration("--timeout", value), "--timeout", value);
+      expect(e.message).toContain("expected a duration of at most 596h");
+    }
+    expect(parseDuration("--timeout", "596h")).toBe(596 * 3_600_000);
   });
 });
 
