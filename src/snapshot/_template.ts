@@ -14,14 +14,27 @@ import type { Snapshot } from "./schema.ts";
  *   functions: reading, default, eq, ne, not, and, or, len, index, lower, upper, join, json
  *   $ is the whole snapshot; {{- and -}} trim the whitespace next to them; {{/* … *\/}} is a comment.
  *
- * A missing field or reading renders empty (test with `if` or `default`). Bounds: 256 KiB of template
- * text, 4 MiB of output, 100 000 loop iterations, nesting 64 deep. Errors name line:column.
+ * A missing field or reading renders empty (test with `if` or `default`). Errors name line:column.
+ *
+ * Bounds, each refused with INVALID_REQUEST (exit 2) naming the line:column where it was crossed:
+ * 256 KiB of template text (so at most ~52 000 actions); blocks (if/range) nested at most 64 deep and
+ * parentheses at most 64 deep within an action, refused while parsing; 4 Mi characters of output; 4 Mi
+ * characters for any one value a function makes (json, join, lower, upper, and the text eq/ne/index
+ * make of a map or list), checked as it is made (join before it joins, json before it quotes a string
+ * already too long); 64 Mi characters for all such values together; 100 000 loop iterations.
+ * Parsing is linear: positions come from a table of line starts (binary search), never a rescan, and
+ * neither the parser nor the renderer recurses deeper than the nesting bound.
  */
 
 export const TEMPLATE_MAX_BYTES = 256 * 1024;
 export const TEMPLATE_MAX_OUTPUT = 4 * 1024 * 1024;
 export const TEMPLATE_MAX_ITERATIONS = 100_000;
-const MAX_DEPTH = 64;
+/** Blocks (if/range) nested in blocks, and parentheses nested within one action: each at most this deep. */
+export const TEMPLATE_MAX_DEPTH = 64;
+/** Characters of any one value a function makes (the output bound: a bigger value could not be printed). */
+export const TEMPLATE_MAX_VALUE = TEMPLATE_MAX_OUTPUT;
+/** Characters of all the values functions make in one render, together (bounds the work, not only memory). */
+export const TEMPLATE_MAX_WORK = 16 * TEMPLATE_MAX_OUTPUT;
 
 interface Pos {
   line: number;
@@ -45,7 +58,7 @@ interface Pipe {
 }
 
 type Node =
-  | { kind: "text"; text: string }
+  | { kind: "text"; text: string; pos: Pos }
   | { kind: "action"; pipe: Pipe }
   | { kind: "if"; branches: { cond: Pipe; body: Node[] }[]; otherwise: Node[] }
   | { kind: "range"; vars: string[]; pipe: Pipe; body: Node[]; otherwise: Node[] };
@@ -82,15 +95,34 @@ function fail(source: string, pos: Pos, detail: string): AicrError {
   );
 }
 
-function posAt(text: string, offset: number): Pos {
-  let line = 1;
-  let last = -1;
-  for (let i = 0; i < offset; i++)
-    if (text.charCodeAt(i) === 10) {
-      line++;
-      last = i;
+/** A bound crossed while rendering: where (line:column) and which bound. */
+function overLimit(source: string, pos: Pos, detail: string): AicrError {
+  return new AicrError(
+    "INVALID_REQUEST",
+    `--template ${JSON.stringify(source)} at line ${pos.line}, column ${pos.col}: ${detail}`,
+    {
+      remedy: "render less (narrow its range loops, chain fewer json/join)",
+      context: { field: "--template", value: source, line: pos.line, column: pos.col },
+    },
+  );
+}
+
+/** Offsets to line:column in O(log lines): the start of every line, found once. */
+class Lines {
+  private readonly starts: number[] = [0];
+  constructor(text: string) {
+    for (let i = text.indexOf("\n"); i >= 0; i = text.indexOf("\n", i + 1)) this.starts.push(i + 1);
+  }
+  at(offset: number): Pos {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if ((this.starts[mid] as number) <= offset) lo = mid;
+      else hi = mid - 1;
     }
-  return { line, col: offset - last };
+    return { line: lo + 1, col: offset - (this.starts[lo] as number) + 1 };
+  }
 }
 
 interface RawAction {
@@ -99,19 +131,26 @@ interface RawAction {
   start: number; // where "{{" is
 }
 
-type Piece = { kind: "text"; text: string } | { kind: "action"; action: RawAction };
+type Piece = { kind: "text"; text: string; offset: number } | { kind: "action"; action: RawAction };
 
-/** Splits text and {{ actions }}, applying the trim markers. */
-function split(text: string, source: string): Piece[] {
+const isSpace = (c: string | undefined) => c !== undefined && c.trim() === "";
+
+/** Splits text and {{ actions }}, applying the trim markers; one pass over the text. */
+function split(text: string, source: string, lines: Lines): Piece[] {
   const pieces: Piece[] = [];
   let at = 0;
   let trimNext = false;
   while (at <= text.length) {
     const open = text.indexOf("{{", at);
     let chunk = open < 0 ? text.slice(at) : text.slice(at, open);
-    if (trimNext) chunk = chunk.replace(/^\s+/, "");
+    let offset = at;
+    if (trimNext) {
+      const trimmed = chunk.trimStart(); // the same characters as /^\s+/
+      offset += chunk.length - trimmed.length;
+      chunk = trimmed;
+    }
     if (open < 0) {
-      if (chunk) pieces.push({ kind: "text", text: chunk });
+      if (chunk) pieces.push({ kind: "text", text: chunk, offset });
       break;
     }
     let bodyStart = open + 2;
@@ -120,10 +159,10 @@ function split(text: string, source: string): Piece[] {
       text.startsWith("-\t", bodyStart) ||
       text.startsWith("-\n", bodyStart)
     ) {
-      chunk = chunk.replace(/\s+$/, "");
+      chunk = chunk.trimEnd();
       bodyStart += 1;
     }
-    if (chunk) pieces.push({ kind: "text", text: chunk });
+    if (chunk) pieces.push({ kind: "text", text: chunk, offset });
     let close = -1;
     let inString = false;
     for (let i = bodyStart; i < text.length; i++) {
@@ -137,10 +176,10 @@ function split(text: string, source: string): Piece[] {
         break;
       }
     }
-    if (close < 0) throw fail(source, posAt(text, open), 'unclosed action: no "}}"');
+    if (close < 0) throw fail(source, lines.at(open), 'unclosed action: no "}}"');
     let bodyEnd = close;
     trimNext = false;
-    if (/\s-$/.test(text.slice(bodyStart, close))) {
+    if (close - 2 >= bodyStart && text[close - 1] === "-" && isSpace(text[close - 2])) {
       bodyEnd = close - 1;
       trimNext = true;
     }
@@ -157,11 +196,13 @@ type Token =
   | { t: "word" | "field" | "var" | "string" | "number"; v: string; pos: Pos }
   | { t: "|" | "(" | ")" | ":=" | ","; pos: Pos };
 
-function tokenize(text: string, action: RawAction, source: string): Token[] {
+const NUMBER = /-?\d+(\.\d+)?/y;
+
+function tokenize(action: RawAction, source: string, lines: Lines): Token[] {
   const s = action.body;
   const out: Token[] = [];
   let i = 0;
-  const pos = (k: number) => posAt(text, action.offset + k);
+  const pos = (k: number) => lines.at(action.offset + k);
   const NAME = /[A-Za-z0-9_-]/;
   while (i < s.length) {
     const c = s[i] as string;
@@ -192,7 +233,8 @@ function tokenize(text: string, action: RawAction, source: string): Token[] {
       out.push({ t: c === "." ? "field" : "var", v: s.slice(i, j), pos: p });
       i = j;
     } else if (/[-0-9]/.test(c)) {
-      const m = /^-?\d+(\.\d+)?/.exec(s.slice(i));
+      NUMBER.lastIndex = i;
+      const m = NUMBER.exec(s);
       if (!m) throw fail(source, p, `unexpected ${JSON.stringify(c)}`);
       out.push({ t: "number", v: m[0], pos: p });
       i += m[0].length;
@@ -213,8 +255,9 @@ function pathOf(ref: string, source: string, p: Pos): string[] {
   return parts;
 }
 
-/** Parses the tokens of a pipeline (commands separated by '|'). */
-function parsePipe(tokens: Token[], at: { i: number }, source: string, pos: Pos, inParens: boolean): Pipe {
+/** Parses the tokens of a pipeline (commands separated by '|'); `depth` counts the enclosing parentheses. */
+function parsePipe(tokens: Token[], at: { i: number }, source: string, pos: Pos, depth: number): Pipe {
+  const inParens = depth > 0;
   const commands: Command[] = [];
   let cmd: Arg[] = [];
   while (at.i < tokens.length) {
@@ -231,7 +274,9 @@ function parsePipe(tokens: Token[], at: { i: number }, source: string, pos: Pos,
       continue;
     }
     if (tok.t === "(") {
-      const inner = parsePipe(tokens, at, source, tok.pos, true);
+      if (depth >= TEMPLATE_MAX_DEPTH)
+        throw fail(source, tok.pos, `parentheses nested deeper than ${TEMPLATE_MAX_DEPTH}`);
+      const inner = parsePipe(tokens, at, source, tok.pos, depth + 1);
       if (tokens[at.i]?.t !== ")") throw fail(source, tok.pos, 'unclosed "("');
       at.i++;
       cmd.push({ kind: "pipe", pipe: inner });
@@ -277,18 +322,20 @@ interface Frame {
 export function parseTemplate(text: string, source: string): Template {
   if (Buffer.byteLength(text) > TEMPLATE_MAX_BYTES)
     throw fail(source, { line: 1, col: 1 }, `longer than ${TEMPLATE_MAX_BYTES} bytes`);
+  const lines = new Lines(text);
   const root: Node[] = [];
   const stack: Frame[] = [];
   const here = () => stack.at(-1)?.target ?? root;
-  for (const piece of split(text, source)) {
+  for (const piece of split(text, source, lines)) {
     if (piece.kind === "text") {
-      here().push({ kind: "text", text: piece.text });
+      here().push({ kind: "text", text: piece.text, pos: lines.at(piece.offset) });
       continue;
     }
     const action = piece.action;
-    const pos = posAt(text, action.start);
-    if (/^\s*\/\*[\s\S]*\*\/\s*$/.test(action.body)) continue; // comment
-    const tokens = tokenize(text, action, source);
+    const pos = lines.at(action.start);
+    const bare = action.body.trim();
+    if (bare.length >= 4 && bare.startsWith("/*") && bare.endsWith("*/")) continue; // comment
+    const tokens = tokenize(action, source, lines);
     const first = tokens[0];
     if (!first) throw fail(source, pos, "empty action");
     const keyword = first.t === "word" ? first.v : "";
@@ -303,7 +350,7 @@ export function parseTemplate(text: string, source: string): Template {
       if (tokens[1]?.t === "word" && (tokens[1] as { v: string }).v === "if") {
         if (node.kind !== "if") throw fail(source, pos, "else if inside range");
         if (frame.target === node.otherwise) throw fail(source, pos, "else if after else");
-        const cond = parsePipe(tokens, { i: 2 }, source, pos, false);
+        const cond = parsePipe(tokens, { i: 2 }, source, pos, 0);
         const body: Node[] = [];
         node.branches.push({ cond, body });
         frame.target = body;
@@ -313,17 +360,19 @@ export function parseTemplate(text: string, source: string): Template {
         frame.target = node.otherwise;
       }
     } else if (keyword === "if") {
-      if (stack.length >= MAX_DEPTH) throw fail(source, pos, `nested deeper than ${MAX_DEPTH}`);
+      if (stack.length >= TEMPLATE_MAX_DEPTH)
+        throw fail(source, pos, `blocks nested deeper than ${TEMPLATE_MAX_DEPTH}`);
       const body: Node[] = [];
       const node: Node = {
         kind: "if",
-        branches: [{ cond: parsePipe(tokens, rest, source, pos, false), body }],
+        branches: [{ cond: parsePipe(tokens, rest, source, pos, 0), body }],
         otherwise: [],
       };
       here().push(node);
       stack.push({ kind: "if", pos, node, target: body });
     } else if (keyword === "range") {
-      if (stack.length >= MAX_DEPTH) throw fail(source, pos, `nested deeper than ${MAX_DEPTH}`);
+      if (stack.length >= TEMPLATE_MAX_DEPTH)
+        throw fail(source, pos, `blocks nested deeper than ${TEMPLATE_MAX_DEPTH}`);
       const vars: string[] = [];
       const decl = tokens.findIndex((t) => t.t === ":=");
       if (decl >= 0) {
@@ -342,14 +391,14 @@ export function parseTemplate(text: string, source: string): Template {
       const node: Node = {
         kind: "range",
         vars,
-        pipe: parsePipe(tokens, rest, source, pos, false),
+        pipe: parsePipe(tokens, rest, source, pos, 0),
         body,
         otherwise: [],
       };
       here().push(node);
       stack.push({ kind: "range", pos, node, target: body });
     } else {
-      here().push({ kind: "action", pipe: parsePipe(tokens, { i: 0 }, source, pos, false) });
+      here().push({ kind: "action", pipe: parsePipe(tokens, { i: 0 }, source, pos, 0) });
     }
   }
   const open = stack.at(-1);
@@ -389,6 +438,8 @@ function show(x: unknown): string {
 class Renderer {
   out: string[] = [];
   size = 0;
+  /** characters of the values functions made so far */
+  work = 0;
   iterations = 0;
   constructor(
     readonly tpl: Template,
@@ -399,24 +450,47 @@ class Renderer {
     return fail(this.tpl.source, pos, detail);
   }
 
-  write(s: string): void {
+  limit(pos: Pos, detail: string): AicrError {
+    return overLimit(this.tpl.source, pos, detail);
+  }
+
+  write(s: string, pos: Pos): void {
     this.size += s.length;
     if (this.size > TEMPLATE_MAX_OUTPUT)
-      throw new AicrError(
-        "INVALID_REQUEST",
-        `--template ${JSON.stringify(this.tpl.source)} renders more than ${TEMPLATE_MAX_OUTPUT} characters`,
-        {
-          remedy: "render less (narrow its range loops)",
-          context: { field: "--template" },
-        },
-      );
+      throw this.limit(pos, `renders more than ${TEMPLATE_MAX_OUTPUT} characters (the output limit)`);
     this.out.push(s);
+  }
+
+  /** A value function `name` made: refused past the per-value bound, and counted toward the render's. */
+  made(pos: Pos, name: string, value: string): string {
+    this.tooLong(pos, name, value.length);
+    this.work += value.length;
+    if (this.work > TEMPLATE_MAX_WORK)
+      throw this.limit(
+        pos,
+        `${name}: the values functions make add up to more than ${TEMPLATE_MAX_WORK} characters (the work limit)`,
+      );
+    return value;
+  }
+
+  /** Refuses a value of `length` characters before it is made, when that is known in advance. */
+  tooLong(pos: Pos, name: string, length: number): void {
+    if (length > TEMPLATE_MAX_VALUE)
+      throw this.limit(
+        pos,
+        `${name} makes a value longer than ${TEMPLATE_MAX_VALUE} characters (the limit of any one value)`,
+      );
+  }
+
+  /** `show`, with the text of a map or list (JSON) bounded and counted as a value made. */
+  text(x: unknown, pos: Pos, name: string): string {
+    return typeof x === "object" && x !== null ? this.made(pos, name, show(x)) : show(x);
   }
 
   nodes(nodes: Node[], scope: Scope): void {
     for (const node of nodes) {
-      if (node.kind === "text") this.write(node.text);
-      else if (node.kind === "action") this.write(show(this.pipe(node.pipe, scope)));
+      if (node.kind === "text") this.write(node.text, node.pos);
+      else if (node.kind === "action") this.write(show(this.pipe(node.pipe, scope)), node.pipe.pos);
       else if (node.kind === "if") {
         const hit = node.branches.find((b) => truthy(this.pipe(b.cond, scope)));
         this.nodes(hit ? hit.body : node.otherwise, scope);
@@ -454,7 +528,7 @@ class Renderer {
   pipe(pipe: Pipe, scope: Scope): unknown {
     let carried: { value: unknown } | undefined;
     for (const cmd of pipe.commands) {
-      const value = this.command(cmd, scope, carried);
+      const value = this.command(cmd, scope, carried, pipe.pos);
       carried = { value };
     }
     return carried?.value;
@@ -483,11 +557,11 @@ class Renderer {
     }
   }
 
-  command(cmd: Command, scope: Scope, carried: { value: unknown } | undefined): unknown {
+  command(cmd: Command, scope: Scope, carried: { value: unknown } | undefined, where: Pos): unknown {
     const [head, ...rest] = cmd;
     if (head?.kind !== "func") {
       if (carried || rest.length > 0) {
-        const pos = (head as { pos?: Pos }).pos ?? { line: 0, col: 0 };
+        const pos = head && "pos" in head ? head.pos : head?.kind === "pipe" ? head.pipe.pos : where;
         throw this.error(pos, "only a function takes arguments (or a piped value)");
       }
       return this.arg(head as Arg, scope);
@@ -512,10 +586,10 @@ class Renderer {
         return truthy(args[1]) ? args[1] : args[0];
       case "eq":
         need(2);
-        return show(args[0]) === show(args[1]);
+        return this.text(args[0], pos, name) === this.text(args[1], pos, name);
       case "ne":
         need(2);
-        return show(args[0]) !== show(args[1]);
+        return this.text(args[0], pos, name) !== this.text(args[1], pos, name);
       case "not":
         need(1);
         return !truthy(args[0]);
@@ -534,28 +608,47 @@ class Renderer {
       }
       case "index": {
         if (args.length < 2) throw this.error(pos, "index takes a value and at least one key");
-        return walk(args[0], args.slice(1).map(show));
+        return walk(
+          args[0],
+          args.slice(1).map((k) => this.text(k, pos, name)),
+        );
       }
       case "lower":
         need(1);
-        return show(args[0]).toLowerCase();
+        return this.made(pos, name, this.text(args[0], pos, name).toLowerCase());
       case "upper":
         need(1);
-        return show(args[0]).toUpperCase();
+        return this.made(pos, name, this.text(args[0], pos, name).toUpperCase());
       case "join": {
         need(2);
         const list = args[1];
-        return Array.isArray(list) ? list.map(show).join(show(args[0])) : show(list);
+        if (!Array.isArray(list)) return this.text(list, pos, name);
+        const sep = this.text(args[0], pos, name);
+        // the length is known before joining: a long separator times a long list is refused unbuilt
+        let length = list.length > 0 ? sep.length * (list.length - 1) : 0;
+        this.tooLong(pos, name, length);
+        const parts: string[] = [];
+        for (const item of list) {
+          const part = this.text(item, pos, name);
+          length += part.length;
+          this.tooLong(pos, name, length);
+          parts.push(part);
+        }
+        return this.made(pos, name, parts.join(sep));
       }
-      case "json":
+      case "json": {
         need(1);
-        return JSON.stringify(args[0] ?? null);
+        const x = args[0];
+        // a string's JSON is at least the string and its two quotes: refused before it is quoted
+        if (typeof x === "string") this.tooLong(pos, name, x.length + 2);
+        return this.made(pos, name, JSON.stringify(x ?? null));
+      }
     }
     throw this.error(pos, `unknown function ${name}`);
   }
 }
 
-/** Renders the parsed template over the snapshot; bounded in output and iterations. */
+/** Renders the parsed template over the snapshot; bounded in output, values made, work and iterations. */
 export function renderTemplate(tpl: Template, doc: Snapshot): string {
   const r = new Renderer(tpl, doc);
   r.nodes(tpl.nodes, { dot: doc, vars: new Map() });
