@@ -1,3 +1,4 @@
+import { visible } from "../core/terminal.ts";
 import { typeOfPath } from "../snapshot/readings.ts";
 import type { FleetDrift, FleetResult, FleetSummary, ValueGroup } from "./fleet.ts";
 import { showValue } from "./report.ts";
@@ -25,10 +26,10 @@ export function fleetDocument(source: string, result: FleetResult, baseline?: st
 /** How many node names a text line shows before "+N more". */
 export const SHOWN_NODES = 3;
 
-/** `gpu-17, gpu-40, gpu-41`, or `gpu-01, gpu-02, gpu-03 +5 more`. */
+/** `gpu-17, gpu-40, gpu-41`, or `gpu-01, gpu-02, gpu-03 +5 more` (each name made visible). */
 export function nodeList(nodes: readonly string[], shown = SHOWN_NODES): string {
-  if (nodes.length <= shown) return nodes.join(", ");
-  return `${nodes.slice(0, shown).join(", ")} +${nodes.length - shown} more`;
+  const names = nodes.slice(0, shown).map(visible).join(", ");
+  return nodes.length <= shown ? names : `${names} +${nodes.length - shown} more`;
 }
 
 const groupValue = (g: ValueGroup): string =>
@@ -41,16 +42,19 @@ const groupValue = (g: ValueGroup): string =>
  */
 export function fleetLine(entry: FleetDrift, total: number): string {
   const [first, ...rest] = entry.groups;
-  if (!first) return entry.path;
+  const path = visible(entry.path);
+  if (!first) return path;
   const names = first.count > 0 && first.count * 2 <= total ? `: ${nodeList(first.nodes)}` : "";
   const parts = [`${groupValue(first)} on ${first.count} of ${total} nodes${names}`];
   for (const g of rest) parts.push(`${groupValue(g)} on ${g.count}: ${nodeList(g.nodes)}`);
-  return `${entry.path}: ${parts.join("; ")}`;
+  return `${path}: ${parts.join("; ")}`;
 }
 
 const plural = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
 
-export function fleetSummaryLine(s: FleetSummary, baseline?: string): string {
+/** The summary: the report's last line and the --fail-on-drift error's message (a baseline made visible). */
+export function fleetSummaryLine(s: FleetSummary, baselineName?: string): string {
+  const baseline = baselineName === undefined ? undefined : visible(baselineName);
   const left =
     s.nodeSpecific > 0
       ? ` (${plural(s.nodeSpecific, "node-specific reading", "node-specific readings")} not compared)`
@@ -70,14 +74,17 @@ export function fleetSummaryLine(s: FleetSummary, baseline?: string): string {
   );
 }
 
-/** The text report (pure): the fleet and baseline named, lines grouped by measurement type, a summary. */
+/**
+ * The text report (pure): the fleet and baseline named, lines grouped by measurement type, a summary.
+ * Every name, path and value is made visible (core/terminal.ts) before it is painted.
+ */
 export function renderFleetText(doc: FleetDocument, color = false): string {
-  const out = [`fleet:    ${doc.source} (${plural(doc.nodes.length, "node", "nodes")})`];
-  if (doc.baseline !== undefined) out.push(`baseline: ${doc.baseline}`);
+  const out = [`fleet:    ${visible(doc.source)} (${plural(doc.nodes.length, "node", "nodes")})`];
+  if (doc.baseline !== undefined) out.push(`baseline: ${visible(doc.baseline)}`);
   out.push("");
   let group: string | undefined;
   for (const entry of doc.drift) {
-    const type = typeOfPath(entry.path);
+    const type = visible(typeOfPath(entry.path));
     if (type !== group) {
       out.push(color ? `\x1b[1m${type}\x1b[0m` : type);
       group = type;

@@ -1,18 +1,22 @@
 /** The plan and receipt as the operator reads them (stderr) and as scripts read them (-o json). Pure. */
+import { visible } from "../core/terminal.ts";
 import { type Tally, tally } from "./_apply.ts";
 import type { Receipt, ReceiptEntry, Scope } from "./types.ts";
 
 export const describeScope = (scope: Scope): string =>
-  scope.allNamespaces ? "all namespaces" : `namespace(s) ${scope.namespaces.join(", ")}`;
+  scope.allNamespaces ? "all namespaces" : `namespace(s) ${scope.namespaces.map(visible).join(", ")}`;
 
 const objectText = (e: ReceiptEntry): string => `${e.kind} ${e.namespace ? `${e.namespace}/` : ""}${e.name}`;
 
-/** One line per object: what will happen (or happened) and why. */
+/**
+ * One line per object: what will happen (or happened) and why. The object's names, the reason and the
+ * apiserver's error are made visible (core/terminal.ts): the line stays one line, its escapes shown.
+ */
 export function entryLine(e: ReceiptEntry): string {
   // Before anything is attempted the line says what will happen; afterwards, what did.
   const what = e.outcome === "planned" || e.outcome === "kept" ? e.action : e.outcome;
   const error = e.error ? ` (${e.error})` : "";
-  return `${what.padEnd(8)} ${objectText(e)}: ${e.reason}${error}`;
+  return visible(`${what.padEnd(8)} ${objectText(e)}: ${e.reason}${error}`);
 }
 
 export function planSummary(receipt: Receipt): string {

@@ -1,4 +1,5 @@
 import { errorMessage, isAicrError } from "../core/errors.ts";
+import { visible } from "../core/terminal.ts";
 
 /** What the summary reads of one context's outcome (contexts.ts's ContextOutcome). */
 type Outcome<T> = { context: string; server: string; durationMs: number } & (
@@ -43,16 +44,17 @@ export function summaryRows<T>(
 
 /**
  * The text table: CONTEXT, SERVER, STATUS, DURATION, RESULT (the output, or `[CODE] message`), columns
- * padded to their widest cell, then one line `N of M contexts succeeded` (pure).
+ * padded to their widest cell, then one line `N of M contexts succeeded` (pure). Names, servers,
+ * outputs and errors (a kubeconfig's, an apiserver's text) are made visible (core/terminal.ts).
  */
 export function renderContextsTable(rows: readonly ContextSummaryRow[]): string {
   const header = ["CONTEXT", "SERVER", "STATUS", "DURATION", "RESULT"];
   const cells = rows.map((r) => [
-    r.context,
-    r.server || "-",
+    visible(r.context),
+    visible(r.server) || "-",
     r.status,
     `${r.durationS.toFixed(1)}s`,
-    r.status === "ok" ? (r.output ?? "") : `[${r.code}] ${(r.error ?? "").split("\n")[0]}`,
+    visible(r.status === "ok" ? (r.output ?? "") : `[${r.code}] ${(r.error ?? "").split("\n")[0]}`),
   ]);
   const widths = header.map((h, i) => Math.max(h.length, ...cells.map((c) => (c[i] ?? "").length)));
   const line = (c: string[]) =>

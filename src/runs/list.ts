@@ -1,4 +1,5 @@
 /** aicr runs list: the runs in a scope, grouped by their run-ID label. */
+import { visible } from "../core/terminal.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { readRunObjects } from "./_observe.ts";
 import { ageText, groupRuns } from "./_summary.ts";
@@ -14,19 +15,23 @@ export async function listRuns(client: KubeClient, scope: RunsScope): Promise<Ru
   return runs.filter((r) => r.namespace === undefined || r.namespace === scope.namespace);
 }
 
+/** `Kind/namespace/name` as people read it (made visible: the names are the apiserver's). */
 export const objectText = (o: Pick<RunObject, "kind" | "namespace" | "name">): string =>
-  `${o.kind}/${o.namespace ? `${o.namespace}/` : ""}${o.name}`;
+  visible(`${o.kind}/${o.namespace ? `${o.namespace}/` : ""}${o.name}`);
 
-/** The runs for people: one line per run, then its objects indented. */
+/**
+ * The runs for people: one line per run, then its objects indented. What the cluster named is made
+ * visible (core/terminal.ts): a hostile apiserver's escape codes are shown, not obeyed.
+ */
 export function runsText(runs: RunView[], now: Date = new Date()): string {
   if (runs.length === 0) return "no aicr runs found";
   const rows = [
     ["RUN ID", "AGE", "COMMAND", "NAMESPACE", "JOB", "POD", "OBJECTS"],
     ...runs.map((r) => [
-      r.runId,
+      visible(r.runId),
       ageText(r.created, now),
       r.command,
-      r.namespace ?? "-",
+      visible(r.namespace ?? "-"),
       r.job,
       r.podLive ? "live" : "-",
       String(r.objects.length),

@@ -1,10 +1,12 @@
+import { visible } from "../core/terminal.ts";
 import type { Readings, Snapshot } from "./schema.ts";
 
 /**
  * `-t table`: the snapshot as FIELD/VALUE rows (pure). Metadata first (`metadata.<key>`), then one
  * row per reading, `<Type>.<subtype>.<key>`; a subtype's context as `<Type>.<subtype>.context.<key>`
- * and its items as `<Type>.<subtype>.items[<i>].<key>` (and `.items[<i>].context.<key>`). A value's
- * line breaks and tabs are escaped, so each reading is one line. For reading, not for reading back.
+ * and its items as `<Type>.<subtype>.items[<i>].<key>` (and `.items[<i>].context.<key>`). Fields and
+ * values are made visible (core/terminal.ts: line breaks, tabs, backslashes and every character a
+ * terminal would obey escaped), so each reading is one line. For reading, not for reading back.
  */
 export function renderTable(doc: Snapshot): string {
   const rows: [string, string][] = [];
@@ -23,10 +25,8 @@ export function renderTable(doc: Snapshot): string {
       });
     }
   }
-  const width = Math.max("FIELD".length, ...rows.map(([field]) => field.length));
-  const line = (field: string, value: string) => `${field.padEnd(width)}  ${oneLine(value)}`.trimEnd();
-  return `${[line("FIELD", "VALUE"), ...rows.map(([f, v]) => line(f, v))].join("\n")}\n`;
+  const shown = rows.map(([field, value]): [string, string] => [visible(field), visible(value)]);
+  const width = Math.max("FIELD".length, ...shown.map(([field]) => field.length));
+  const line = (field: string, value: string) => `${field.padEnd(width)}  ${value}`.trimEnd();
+  return `${[line("FIELD", "VALUE"), ...shown.map(([f, v]) => line(f, v))].join("\n")}\n`;
 }
-
-const oneLine = (value: string): string =>
-  value.replace(/\\/g, "\\\\").replace(/\n/g, "\\n").replace(/\r/g, "\\r").replace(/\t/g, "\\t");

@@ -1,4 +1,5 @@
 import { AicrError } from "../core/errors.ts";
+import { quoted, visible } from "../core/terminal.ts";
 import { nearestPath, readingPaths, readingText } from "../snapshot/readings.ts";
 import type { Snapshot } from "../snapshot/schema.ts";
 import { describeExpression, evaluate, parseExpression } from "./_expression.ts";
@@ -34,14 +35,19 @@ export function evaluateReadiness(
   });
 }
 
-/** One line per constraint: what was expected, what the snapshot says. */
+/**
+ * One line per constraint: what was expected, what the snapshot says. The recipe's and the snapshot's
+ * text is made visible (core/terminal.ts; the actual value quoted), so the line stays one line on the
+ * operator's terminal whatever a ConfigMap holds.
+ */
 export function describeResult(r: ConstraintResult): string {
-  const expected = describeExpression(parseExpression(r.expected));
+  const name = visible(r.name);
+  const expected = visible(describeExpression(parseExpression(r.expected)));
   if (r.status === "missing") {
-    const hint = r.suggestion ? `; did you mean ${r.suggestion}?` : "";
-    return `${r.name}: expected ${expected}, actual: no such reading in the snapshot${hint}`;
+    const hint = r.suggestion ? `; did you mean ${visible(r.suggestion)}?` : "";
+    return `${name}: expected ${expected}, actual: no such reading in the snapshot${hint}`;
   }
-  return `${r.name}: expected ${expected}, actual ${JSON.stringify(r.actual)}`;
+  return `${name}: expected ${expected}, actual ${quoted(r.actual ?? "")}`;
 }
 
 /** Whether a result blocks the run: a missing reading cannot be shown to hold, unless allowed. */

@@ -1,4 +1,5 @@
 /** Validation results and their three renderings: CTRF JSON, JUnit XML, a terminal table. Pure. */
+import { visible } from "../core/terminal.ts";
 
 export type CheckStatus = "passed" | "failed" | "skipped" | "other";
 
@@ -74,14 +75,22 @@ export function buildCtrf(input: ReportInput): Record<string, unknown> {
   };
 }
 
+// biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters
+const XML_FORBIDDEN = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\ufffe\uffff\ud800-\udfff]/gu;
+
+/**
+ * Text as XML 1.0 character data or an attribute value: the markup characters as entities, and each
+ * character XML 1.0 forbids (the C0 controls but tab, LF and CR; U+FFFE, U+FFFF; a lone surrogate)
+ * written as `\uXXXX`, core/terminal.ts's notation (ESC: `\u001b`): the document stays well-formed
+ * and its reader still sees that something was there. Every other character (DEL, C1) is allowed as is.
+ */
 const xmlEscape = (s: string): string =>
   s
     .replace(/&/g, "&amp;")
     .replace(/</g, "&lt;")
     .replace(/>/g, "&gt;")
     .replace(/"/g, "&quot;")
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: XML 1.0 forbids these characters
-    .replace(/[\u0000-\u0008\u000b\u000c\u000e-\u001f]/g, "");
+    .replace(XML_FORBIDDEN, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 const seconds = (ms: number): string => (ms / 1000).toFixed(3);
 
@@ -121,16 +130,19 @@ export function buildJunit(input: ReportInput): string {
   ].join("\n");
 }
 
-/** Phase, check, status, duration, message — aligned columns for a terminal. */
+/**
+ * Phase, check, status, duration, message — aligned columns for a terminal. The message shows its
+ * first line; every cell is made visible (core/terminal.ts): a reading's escape codes are shown, not obeyed.
+ */
 export function buildTable(results: readonly CheckResult[]): string {
   const rows = [
     ["PHASE", "CHECK", "STATUS", "DURATION", "MESSAGE"],
     ...results.map((r) => [
-      r.suite,
-      r.name,
+      visible(r.suite),
+      visible(r.name),
       r.status,
       `${seconds(r.durationMs)}s`,
-      (r.message ?? "").split("\n")[0] ?? "",
+      visible((r.message ?? "").split("\n")[0] ?? ""),
     ]),
   ];
   const widths = [0, 1, 2, 3].map((i) => Math.max(...rows.map((row) => (row[i] ?? "").length)));

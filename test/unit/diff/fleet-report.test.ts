@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import type { FleetResult } from "../../../src/diff/fleet.ts";
 import { fleetDocument, fleetLine, nodeList, renderFleetText } from "../../../src/diff/fleet-report.ts";
+import { rawControls } from "../../support/raw-controls.ts";
 
 const NODES = Array.from({ length: 64 }, (_, i) => `gpu-${String(i + 1).padStart(2, "0")}`);
 const RESULT: FleetResult = {
@@ -87,6 +88,38 @@ describe("the fleet report", () => {
     expect(renderFleetText(fleetDocument("f.yaml", clean, "a"))).toBe(
       "fleet:    f.yaml (2 nodes)\nbaseline: a\n\nno drift: 2 nodes match the baseline a\n",
     );
+  });
+
+  test("values, paths, node names, the source and the baseline with terminal escapes are shown escaped", () => {
+    const attack = "\x1b]0;pwned\x07\x1b[2J";
+    const result: FleetResult = {
+      nodes: [`gpu-1${attack}`, "gpu-2", "gpu-3"],
+      drift: [
+        {
+          path: `OS.release.PRETTY${attack}`,
+          groups: [
+            { value: "24.04", count: 2, nodes: ["gpu-2", "gpu-3"] },
+            { value: attack, count: 1, nodes: [`gpu-1${attack}`] },
+          ],
+        },
+      ],
+      summary: { readings: 1, nodes: 3, differing: 1, nodeSpecific: 0, ignored: 0 },
+    };
+    const doc = fleetDocument(`out${attack}/`, result, "gpu-2\u202e");
+    for (const color of [false, true]) {
+      const text = renderFleetText(doc, color);
+      expect(rawControls(text, { colours: true })).toEqual([]);
+      expect(text).toContain(
+        'OS.release.PRETTY\\u001b]0;pwned\\u0007\\u001b[2J: 24.04 on 2 of 3 nodes; "\\u001b]0;pwned\\u0007\\u001b[2J" on 1: gpu-1\\u001b]0;pwned\\u0007\\u001b[2J',
+      );
+      expect(text).toContain("fleet:    out\\u001b]0;pwned\\u0007\\u001b[2J/ (3 nodes)");
+      expect(text).toContain("baseline: gpu-2\\u202e\n");
+      expect(text).toContain("from the baseline gpu-2\\u202e");
+    }
+    expect(renderFleetText(doc, true)).toContain(
+      "\x1b[33mOS.release.PRETTY\\u001b]0;pwned\\u0007\\u001b[2J: 24.04",
+    );
+    expect(nodeList(["a\tb"])).toBe("a\\tb");
   });
 
   test("the document for tools carries every node name", () => {

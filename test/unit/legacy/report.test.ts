@@ -1,7 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { planReceipt, tally } from "../../../src/legacy/_apply.ts";
 import { buildPlan } from "../../../src/legacy/_plan.ts";
-import { entryLine, toJson } from "../../../src/legacy/report.ts";
+import { describeScope, entryLine, toJson } from "../../../src/legacy/report.ts";
 import { legacySet, observation } from "./_observed.ts";
 
 describe("report", () => {
@@ -46,5 +46,20 @@ describe("report", () => {
     const first = receipt.entries[0];
     if (!first) throw new Error("empty plan");
     expect(entryLine(first)).toBe("delete   Job gpu-operator/aicr: legacy Job, finished; its pods go too");
+  });
+
+  test("a name or an apiserver error holding terminal escapes is shown escaped, on one line", () => {
+    const first = receipt.entries[0];
+    if (!first) throw new Error("empty plan");
+    const line = entryLine({
+      ...first,
+      name: "aicr\x1b]0;pwned\x07\x1b[2J",
+      outcome: "failed",
+      error: "denied\n\x1b]0;pwned\x07\x1b[2J",
+    });
+    expect(line).toBe(
+      "failed   Job gpu-operator/aicr\\u001b]0;pwned\\u0007\\u001b[2J: legacy Job, finished; its pods go too (denied\\n\\u001b]0;pwned\\u0007\\u001b[2J)",
+    );
+    expect(describeScope({ allNamespaces: false, namespaces: ["a\u202e"] })).toBe("namespace(s) a\\u202e");
   });
 });

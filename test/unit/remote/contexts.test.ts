@@ -15,6 +15,7 @@ import {
   sanitizeContextFileName,
   summaryRows,
 } from "../../../src/remote/contexts.ts";
+import { rawControls } from "../../support/raw-controls.ts";
 import { thrown } from "../../support/reject.ts";
 
 describe("sanitizeContextFileName", () => {
@@ -101,6 +102,21 @@ describe("summary", () => {
         "1 of 2 contexts succeeded",
       ].join("\n"),
     );
+  });
+
+  test("a context's name, its server and an apiserver's message are shown escaped, never raw", () => {
+    const attack = "\x1b]0;pwned\x07\x1b[2J";
+    const table = renderContextsTable(
+      summaryRows(
+        [ok(`prod${attack}`, "out/p.yaml"), failed("b", new AicrError("UNAVAILABLE", `refused: ${attack}`))],
+        (p) => p,
+      ),
+    );
+    expect(rawControls(table)).toEqual([]);
+    expect(table).toContain(
+      "prod\\u001b]0;pwned\\u0007\\u001b[2J  https://prod\\u001b]0;pwned\\u0007\\u001b[2J:6443",
+    );
+    expect(table).toContain("[UNAVAILABLE] refused: \\u001b]0;pwned\\u0007\\u001b[2J");
   });
 
   test("an untyped error is UNSTRUCTURED", () => {

@@ -1,6 +1,7 @@
 import { describe, expect, test } from "bun:test";
 import { renderTable } from "../../../src/snapshot/_table.ts";
 import type { Snapshot } from "../../../src/snapshot/schema.ts";
+import { rawControls } from "../../support/raw-controls.ts";
 
 const snapshot: Snapshot = {
   apiVersion: "aicr.run/v1",
@@ -44,5 +45,28 @@ describe("renderTable", () => {
     expect(valueColumn.size).toBe(1);
     expect(out).toContain("two\\nlines");
     expect(out.endsWith("\n")).toBe(true);
+  });
+
+  test("keys and values holding terminal escapes, C1 or bidi controls are shown escaped, one row each", () => {
+    const out = renderTable({
+      ...snapshot,
+      measurements: [
+        {
+          type: "OS",
+          subtypes: [
+            {
+              subtype: "release",
+              data: { "PRETTY\x1b]0;pwned\x07\x1b[2J": "\x1b]0;pwned\x07\x1b[2J", path: "C:\\x\u202e" },
+            },
+          ],
+        },
+      ],
+    });
+    expect(rawControls(out)).toEqual([]);
+    expect(out).toContain(
+      "OS.release.PRETTY\\u001b]0;pwned\\u0007\\u001b[2J  \\u001b]0;pwned\\u0007\\u001b[2J\n",
+    );
+    expect(out).toContain("C:\\\\x\\u202e\n");
+    expect(out.trimEnd().split("\n")).toHaveLength(6);
   });
 });

@@ -3,6 +3,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseSnapshot } from "../../../src/snapshot/schema.ts";
 import { evaluateReadiness, readinessError } from "../../../src/validate/_readiness.ts";
+import { rawControls } from "../../support/raw-controls.ts";
 
 const snapshot = parseSnapshot(
   readFileSync(join(import.meta.dir, "../../validate/fixtures/snapshot-h100.yaml"), "utf8"),
@@ -41,5 +42,23 @@ describe("evaluateReadiness", () => {
     expect(allowed?.message).not.toContain("versoin");
     expect(readinessError(results.slice(0, 2), false)).toBeUndefined();
     expect(readinessError(results.slice(3), true)).toBeUndefined();
+  });
+
+  test("a reading, a name or a suggestion holding terminal escapes is quoted and escaped in the error", () => {
+    const attack = "\x1b]0;pwned\x07\x1b[2J";
+    const err = readinessError(
+      [
+        { name: "OS.release.ID", expected: "ubuntu", actual: `rhel${attack}\u009b`, status: "failed" },
+        { name: `X.y.z${attack}`, expected: ">= 1", status: "missing", suggestion: "X.y.w\u202e" },
+      ],
+      false,
+    );
+    expect(rawControls(err?.message ?? "")).toEqual([]);
+    expect(err?.message).toContain(
+      'OS.release.ID: expected ubuntu (exact match), actual "rhel\\u001b]0;pwned\\u0007\\u001b[2J\\u009b"',
+    );
+    expect(err?.message).toContain(
+      "X.y.z\\u001b]0;pwned\\u0007\\u001b[2J: expected >= 1, actual: no such reading in the snapshot; did you mean X.y.w\\u202e?",
+    );
   });
 });

@@ -8,6 +8,7 @@ import {
   type CheckResult,
   statusOfExitCode,
 } from "../../../src/validate/_report.ts";
+import { rawControls } from "../../support/raw-controls.ts";
 
 const GOLDEN = join(import.meta.dir, "../../fixtures/golden/validate");
 
@@ -76,6 +77,47 @@ describe("reports", () => {
 
   test("the table has one row per check and a summary", () => {
     golden("report.table.txt", buildTable(RESULTS));
+  });
+
+  test("the table shows a reading's terminal escapes escaped, each row one line", () => {
+    const attack = "\x1b]0;pwned\x07\x1b[2J";
+    const table = buildTable([
+      {
+        suite: "readiness",
+        name: `OS.release.ID${attack}`,
+        status: "failed",
+        durationMs: 0,
+        message: `expected ubuntu, actual ${attack}\u202e\nsecond line`,
+        stdout: [],
+      },
+    ]);
+    expect(rawControls(table)).toEqual([]);
+    expect(table).toContain(
+      "OS.release.ID\\u001b]0;pwned\\u0007\\u001b[2J  failed  0.000s    expected ubuntu, actual \\u001b]0;pwned\\u0007\\u001b[2J\\u202e\n",
+    );
+    expect(table).not.toContain("second line");
+  });
+
+  test("JUnit: characters XML 1.0 forbids are written as \\uXXXX (well-formed, nothing lost silently)", () => {
+    const xml = buildJunit({
+      ...INPUT,
+      results: [
+        {
+          suite: "readiness",
+          name: "OS.release.ID\x1b",
+          status: "failed",
+          durationMs: 0,
+          message: "actual \x1b]0;pwned\x07\x1b[2J\ufffe",
+          stdout: ["a\x00b\td", "\u0085 ok"],
+        },
+      ],
+    });
+    const forbidden = (n: number) =>
+      (n < 0x20 && ![0x09, 0x0a, 0x0d].includes(n)) || n === 0xfffe || n === 0xffff;
+    expect([...xml].filter((c) => forbidden(c.codePointAt(0) ?? 0))).toEqual([]);
+    expect(xml).toContain('name="OS.release.ID\\u001b"');
+    expect(xml).toContain('<failure message="actual \\u001b]0;pwned\\u0007\\u001b[2J\\ufffe"/>');
+    expect(xml).toContain("<system-out>a\\u0000b\td\n\u0085 ok</system-out>");
   });
 
   test("exit code → status: 0 passed, 1 failed, 2 skipped, else other", () => {
