@@ -9,7 +9,7 @@
  */
 import { AicrError } from "../core/errors.ts";
 import { nearest } from "../core/suggest.ts";
-import { type FlagSpecs, isFlag, type Spelling, spellings, takesValue } from "./_flag-spec.ts";
+import { type FlagSpecs, isFlag, type Spelling, spellings, takesValue, valueHintOf } from "./_flag-spec.ts";
 
 /** A boolean as written: true (`--x`), false (`--no-x`), or the text of `--x=<v>` for its parser. */
 export type Written = string | boolean;
@@ -37,10 +37,19 @@ export function commandIndex(argv: readonly string[], globals: FlagSpecs): numbe
   return -1;
 }
 
+/** The spellings a boolean's value may take (`--x=<v>`), as the README documents them. */
+export const BOOLEAN_SPELLINGS = ["true", "false", "1", "0", "yes", "no"] as const;
+
 /**
  * argv with every value flag as `--key=value` (booleans as written), and the first problem found
  * (an INVALID_REQUEST) if any. The reading goes on after a problem, so that what could be read
  * (--log-json, --debug) still shapes the error's report.
+ *
+ * Refused here, whatever the command: a value flag with an empty value (`-n ""`, `--namespace=`:
+ * an unset shell variable must not quietly mean the default), an empty item of a comma list, a
+ * boolean written other than true/false/1/0/yes/no, and more words than the command takes — those
+ * after `--` included (`--` ends the flags: every word after it is an argument, even one starting
+ * with a dash).
  */
 export function scanArgv(
   command: string,
@@ -65,26 +74,35 @@ export function scanArgv(
     const name = token.replace(/^--?/, "").split("=")[0] ?? "";
     return known.has(name) || (!token.startsWith("--") && known.has(name.slice(0, 1)));
   };
+  const takes =
+    positionals === 0
+      ? `"${who}" takes no arguments, only flags`
+      : `"${who}" takes ${positionals} argument${positionals > 1 ? "s" : ""}`;
   const out: string[] = [];
   let seen = 0;
+  /** A word: the next positional, or refused when the command takes no more. */
+  const word = (token: string, afterDashes: boolean) => {
+    if (++seen > positionals && !variadic) {
+      bad(
+        `unexpected argument ${JSON.stringify(token)}${afterDashes ? ' after "--"' : ""} for "${who}"`,
+        { argument: token },
+        afterDashes
+          ? `"--" ends the flags: every word after it is an argument, and ${takes}; put the flags before "--" (see "${who} --help")`
+          : `${takes} (see "${who} --help")`,
+      );
+      return;
+    }
+    out.push(token);
+  };
   for (let i = 0; i < argv.length; i++) {
     const token = argv[i] ?? "";
     if (token === "--") {
-      out.push(...argv.slice(i));
+      out.push("--");
+      for (const rest of argv.slice(i + 1)) word(rest, true);
       break;
     }
     if (!token.startsWith("-") || token === "-") {
-      if (++seen > positionals && !variadic) {
-        bad(
-          `unexpected argument ${JSON.stringify(token)} for "${who}"`,
-          { argument: token },
-          positionals === 0
-            ? `"${who}" takes no arguments, only flags (see "${who} --help")`
-            : `"${who}" takes ${positionals} argument${positionals > 1 ? "s" : ""} (see "${who} --help")`,
-        );
-        continue;
-      }
-      out.push(token);
+      word(token, false);
       continue;
     }
     const long = token.startsWith("--");
@@ -111,6 +129,12 @@ export function scanArgv(
       continue;
     }
     if (!spelling.takesValue) {
+      if (value !== undefined && !(BOOLEAN_SPELLINGS as readonly string[]).includes(value))
+        bad(
+          `invalid ${dashed(name)} ${JSON.stringify(value)}: expected true or false (also 1/0, yes/no)`,
+          { field: dashed(name), value },
+          `write --${spelling.key} or --no-${spelling.key} (or --${spelling.key}=true|false)`,
+        );
       out.push(token);
       continue;
     }
@@ -123,6 +147,20 @@ export function scanArgv(
       value = next;
       i++;
     }
+    const spec = specs[spelling.key];
+    const hint = spec && takesValue(spec) ? valueHintOf(spelling.key, spec) : "value";
+    if (value === "")
+      bad(
+        `invalid ${dashed(name)} "": an empty value (an unset shell variable?)`,
+        { field: dashed(name), value },
+        `write ${dashed(name)} <${hint}>, or leave ${dashed(name)} out for its default`,
+      );
+    else if (spec && takesValue(spec) && spec.list === true && value.split(",").some((p) => p.trim() === ""))
+      bad(
+        `invalid ${dashed(name)} ${JSON.stringify(value)}: an empty item in the comma list`,
+        { field: dashed(name), value },
+        `write ${dashed(name)} <${hint}>[,<${hint}>…] with no empty item`,
+      );
     out.push(`--${spelling.key}=${value}`);
   }
   return problem ? { tokens: out, problem } : { tokens: out };
@@ -131,8 +169,12 @@ export function scanArgv(
 /** This process's arguments after the program's name: the only place that reads process.argv. */
 export const commandLine = (): string[] => process.argv.slice(2);
 
-/** `--help`/`-h` anywhere, before any reading (help never fails on the rest). */
-export const helpAsked = (argv: readonly string[]): boolean => argv.includes("--help") || argv.includes("-h");
+/** `--help`/`-h` anywhere before `--`, before any reading (help never fails on the rest). */
+export function helpAsked(argv: readonly string[]): boolean {
+  const end = argv.indexOf("--");
+  const flags = end < 0 ? argv : argv.slice(0, end);
+  return flags.includes("--help") || flags.includes("-h");
+}
 
 /** `aicr --version` alone. */
 export const versionAsked = (argv: readonly string[]): boolean =>

@@ -10,11 +10,25 @@
 import { nearest } from "../core/suggest.ts";
 import { type FlagSpec, type FlagSpecs, isFlag, isRepeatable, takesValue } from "./_flag-spec.ts";
 
+/**
+ * A record with no prototype: a key read from a document (`constructor`, `toString`, `__proto__`)
+ * finds only what was written here, never Object.prototype's members.
+ */
+const ownRecord = <T>(entries: Record<string, T>): Readonly<Record<string, T>> =>
+  Object.freeze(Object.assign(Object.create(null) as Record<string, T>, entries));
+
 /** Groupings a section may use (as the original's documents do); their keys map onto the same flags. */
-export const CONFIG_GROUPS: Readonly<Record<string, Readonly<Record<string, readonly string[] | "any">>>> = {
-  snapshot: { agent: "any" },
-  validate: { agent: "any", input: ["recipe", "snapshot"] },
-};
+export const CONFIG_GROUPS: Readonly<Record<string, Readonly<Record<string, readonly string[] | "any">>>> =
+  ownRecord({
+    snapshot: ownRecord<readonly string[] | "any">({ agent: "any" }),
+    validate: ownRecord<readonly string[] | "any">({ agent: "any", input: ["recipe", "snapshot"] }),
+  });
+
+/** The keys a group of `command`'s section takes ("any": every flag key), or undefined: `key` is no group. */
+export function configGroup(command: string, key: string): readonly string[] | "any" | undefined {
+  const groups = Object.hasOwn(CONFIG_GROUPS, command) ? CONFIG_GROUPS[command] : undefined;
+  return groups && Object.hasOwn(groups, key) ? groups[key] : undefined;
+}
 
 export const camel = (flag: string): string =>
   flag.replace(/-([a-z0-9])/g, (_, c: string) => c.toUpperCase());
@@ -61,14 +75,21 @@ export interface Mapped {
 
 const isMap = (x: unknown): x is Record<string, unknown> =>
   typeof x === "object" && x !== null && !Array.isArray(x);
+/** A flag's value: a non-empty string or a finite number (an empty string is no value). */
 const scalar = (x: unknown): string | undefined =>
-  typeof x === "string" ? x : typeof x === "number" && Number.isFinite(x) ? String(x) : undefined;
-/** Map values: YAML reads `nvidia.com/gpu.present: true` as a boolean; the flag takes its text. */
-const mapScalar = (x: unknown): string | undefined => (typeof x === "boolean" ? String(x) : scalar(x));
+  typeof x === "string" && x !== "" ? x : typeof x === "number" && Number.isFinite(x) ? String(x) : undefined;
+/**
+ * Map values: YAML reads `nvidia.com/gpu.present: true` as a boolean; the flag takes its text. An
+ * empty string is a value here (a label's value may be empty: `role: ""`).
+ */
+const mapScalar = (x: unknown): string | undefined =>
+  typeof x === "boolean" || x === "" ? String(x) : scalar(x);
 
 /** A key's path segment: `.name`, or `["odd key"]`. */
 export const at = (parent: string, key: string): string =>
   /^[A-Za-z_][A-Za-z0-9_-]*$/.test(key) ? `${parent}.${key}` : `${parent}[${JSON.stringify(key)}]`;
+
+const EMPTY = "an empty string is no value (leave the key out for the flag's default)";
 
 /** The values one entry gives its flag, or a problem naming its path. */
 function values(entry: ConfigEntry, def: FlagSpec): string[] | string {
@@ -95,11 +116,13 @@ function values(entry: ConfigEntry, def: FlagSpec): string[] | string {
     const out: string[] = [];
     for (const [i, item] of value.entries()) {
       const text = scalar(item);
+      if (item === "") return `${path}[${i}]: ${EMPTY}`;
       if (text === undefined) return `${path}[${i}]: expected a string`;
       out.push(text);
     }
     return out;
   }
+  if (value === "") return `${path}: ${EMPTY}`;
   const text = scalar(value);
   return text === undefined ? `${path}: ${expected}` : [text];
 }

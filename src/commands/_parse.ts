@@ -88,6 +88,20 @@ export function parseToleration(flag: string, value: string): Toleration {
 
 const QUANTITY = /^[+]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+|[KMGTPE]i|[numkMGTPE])?$/;
 
+/** The resource names Kubernetes takes without a domain; any other is `<domain>/<name>` (nvidia.com/gpu). */
+const STANDARD_RESOURCES = ["cpu", "memory", "ephemeral-storage"];
+
+/**
+ * Why a container resource name is not one the apiserver takes, if it is not: `cpu`, `memory`,
+ * `ephemeral-storage`, `hugepages-<size>`, or a domain-qualified name (an extended resource).
+ */
+export function resourceNameProblem(name: string): string | undefined {
+  const problem = qualifiedNameProblem(name);
+  if (problem) return problem;
+  if (name.includes("/") || STANDARD_RESOURCES.includes(name) || /^hugepages-./.test(name)) return undefined;
+  return `a name without a domain must be ${STANDARD_RESOURCES.join(", ")} or hugepages-<size>; others are <domain>/<name>, e.g. nvidia.com/gpu`;
+}
+
 /** `name=quantity,…` as `--requests cpu=2,memory=8Gi`. */
 export function parseResourceList(flag: string, value: string): Record<string, string> {
   const out: Record<string, string> = {};
@@ -95,7 +109,15 @@ export function parseResourceList(flag: string, value: string): Record<string, s
     const eq = item.indexOf("=");
     const name = eq >= 0 ? item.slice(0, eq).trim() : "";
     const qty = eq >= 0 ? item.slice(eq + 1).trim() : "";
-    if (!name || qualifiedNameProblem(name) || !QUANTITY.test(qty)) {
+    const named = name ? resourceNameProblem(name) : undefined;
+    if (name && named && QUANTITY.test(qty) && qualifiedNameProblem(name) === undefined)
+      throw badFlag(
+        flag,
+        value,
+        `name=quantity pairs with resource names the apiserver takes (${JSON.stringify(name)}: ${named})`,
+        `check the item ${JSON.stringify(item)}`,
+      );
+    if (!name || named || !QUANTITY.test(qty)) {
       throw badFlag(
         flag,
         value,

@@ -40,11 +40,47 @@ export function resolveRunId(options: {
         ? ["AICR_RUN_ID", options.env]
         : [undefined, undefined];
   if (source === undefined || value === undefined) return generateRunId(options.now);
-  if (!RUN_ID_PATTERN.test(value)) {
-    throw new AicrError("INVALID_REQUEST", `invalid run ID from ${source}: ${JSON.stringify(value)}`, {
-      remedy: `use the form YYYYMMDD-HHMMSS-<16 lowercase hex>, e.g. ${generateRunId(options.now)}, or omit ${source} to generate one`,
-      context: { field: source, value },
-    });
+  const problem = runIdProblem(value);
+  if (problem) {
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `invalid run ID from ${source}: ${JSON.stringify(value)}${problem === "form" ? "" : `: ${problem}`}`,
+      {
+        remedy: `use the form YYYYMMDD-HHMMSS-<16 lowercase hex> (a real UTC date and time), e.g. ${generateRunId(options.now)}, or omit ${source} to generate one`,
+        context: { field: source, value },
+      },
+    );
   }
   return value;
+}
+
+/**
+ * Why `value` is not a run ID aicr could have generated: "form" (not YYYYMMDD-HHMMSS-<16 hex>), or
+ * the date or time that does not exist (month 13, February 30, 24:00:00); undefined when it is one.
+ */
+export function runIdProblem(value: string): string | undefined {
+  if (!RUN_ID_PATTERN.test(value)) return "form";
+  const n = (from: number, to: number) => Number(value.slice(from, to));
+  const [year, month, day, hour, minute, second] = [
+    n(0, 4),
+    n(4, 6),
+    n(6, 8),
+    n(9, 11),
+    n(11, 13),
+    n(13, 15),
+  ];
+  // setUTC* carry an overflow into the next field (month 13 → January): a real time reads back the same.
+  // (Date.UTC would also read the years 0000–0099 as 1900–1999.)
+  const when = new Date(0);
+  when.setUTCFullYear(year, month - 1, day);
+  when.setUTCHours(hour, minute, second, 0);
+  const same =
+    when.getUTCFullYear() === year &&
+    when.getUTCMonth() === month - 1 &&
+    when.getUTCDate() === day &&
+    when.getUTCHours() === hour &&
+    when.getUTCMinutes() === minute &&
+    when.getUTCSeconds() === second;
+  if (same) return undefined;
+  return `${value.slice(0, 8)}-${value.slice(9, 15)} is no UTC date and time (YYYYMMDD-HHMMSS)`;
 }

@@ -24,11 +24,18 @@ describe("flagValues over normalized argv", () => {
   });
 
   test("ignores other flags and everything after --", () => {
-    expect(flagValues(read(["--context", "x", "--", "-n", "late"]), "namespace")).toEqual([]);
+    expect(flagValues(["--context=x", "--", "--namespace=late"], "namespace")).toEqual([]);
   });
 
-  test("an empty value is kept, for the caller to reject; none given: an empty list", () => {
-    expect(flagValues(read(["-n="]), "namespace")).toEqual([""]);
+  test("an empty value, or an empty item of a list, is refused at the reading; none given: an empty list", () => {
+    expect(() => read(["-n="])).toThrow('invalid -n "": an empty value');
+    expect(() => read(["--node-selector", ""])).toThrow('invalid --node-selector "": an empty value');
     expect(flagValues(read([]), "namespace")).toEqual([]);
+    const LIST: ArgsDef = { namespace: { type: "string", alias: "n", list: true } };
+    for (const value of ["a,", ",a", "a,,b", "a, ,b"])
+      expect(() => normalizeArgv("test", ["-n", value], LIST)).toThrow(
+        `invalid -n ${JSON.stringify(value)}: an empty item in the comma list`,
+      );
+    expect(normalizeArgv("test", ["-n", "a, b"], LIST)).toEqual(["--namespace=a, b"]);
   });
 });

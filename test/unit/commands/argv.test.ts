@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { givenFlags, normalizeArgv } from "../../../src/commands/_argv.ts";
+import { givenFlags, helpAsked, normalizeArgv } from "../../../src/commands/_argv.ts";
 import type { FlagSpecs as ArgsDef } from "../../../src/commands/_flag-spec.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
 import { nearest } from "../../../src/core/suggest.ts";
@@ -24,9 +24,56 @@ test("value flags in every spelling kubectl users write become --key=value", () 
 });
 
 test("booleans, the positional and what follows -- pass through unchanged", () => {
-  expect(
-    normalizeArgv("cmd", ["sa", "--privileged=no", "--no-privileged", "-q", "--", "x", "-y"], ARGS),
-  ).toEqual(["sa", "--privileged=no", "--no-privileged", "-q", "--", "x", "-y"]);
+  expect(normalizeArgv("cmd", ["--privileged=no", "--no-privileged", "-q", "--", "-y"], ARGS)).toEqual([
+    "--privileged=no",
+    "--no-privileged",
+    "-q",
+    "--",
+    "-y",
+  ]);
+  expect(normalizeArgv("cmd", ["sa", "--"], ARGS)).toEqual(["sa", "--"]);
+});
+
+test("-- ends the flags: the words after it count as arguments, and one too many is refused, naming --", () => {
+  const e = refusal(["sa", "--", "-n", "demo"]);
+  expect(e.code).toBe("INVALID_REQUEST");
+  expect(e.message).toBe('unexpected argument "-n" after "--" for "aicr cmd"');
+  expect(e.remedy).toContain('"--" ends the flags');
+  expect(e.remedy).toContain("takes 1 argument");
+  const none = thrown(() =>
+    normalizeArgv("list", ["--", "--namespace", "x"], { quiet: { type: "boolean" } }),
+  );
+  expect(none.message).toBe('unexpected argument "--namespace" after "--" for "aicr list"');
+  expect(none.remedy).toContain('"aicr list" takes no arguments');
+});
+
+test("an empty value is refused, whatever the spelling: an unset variable never means the default", () => {
+  for (const argv of [["-n", ""], ["--namespace="], ["-n="], ["--namespace", ""], ["-o", ""]]) {
+    const e = refusal(argv);
+    expect(e.code).toBe("INVALID_REQUEST");
+    expect(e.message).toMatch(/^invalid (-n|--namespace|-o) "": an empty value/);
+    expect(e.remedy).toMatch(/leave (-n|--namespace|-o) out for its default/);
+  }
+  // A value that is only a dash or a space is a value (its own parser judges it).
+  expect(normalizeArgv("cmd", ["-n", " "], ARGS)).toEqual(["--namespace= "]);
+});
+
+test("a boolean takes only true/false, 1/0, yes/no when written with =", () => {
+  for (const v of ["true", "false", "1", "0", "yes", "no"])
+    expect(normalizeArgv("cmd", [`--privileged=${v}`, `--no-quiet=${v}`], ARGS)).toHaveLength(2);
+  for (const token of [
+    "--privileged=maybe",
+    "--privileged=",
+    "-q=TRUE",
+    "--no-privileged=on",
+    "--quiet= true",
+  ]) {
+    const e = refusal([token]);
+    expect(e.message).toMatch(
+      /^invalid (--privileged|-q|--no-privileged|--quiet) ".*": expected true or false/,
+    );
+    expect(e.remedy).toMatch(/--(privileged|quiet) or --no-(privileged|quiet)/);
+  }
 });
 
 test("a value flag with no value, or followed by another flag, is refused", () => {
@@ -59,8 +106,15 @@ test("nearest: typos within two edits, a swap counting as one", () => {
 });
 
 test("givenFlags: the declared key of every flag given, whatever its spelling; nothing after --", () => {
-  const argv = normalizeArgv("cmd", ["sa", "-ndemo", "-q", "--no-privileged", "--", "--timeout", "1m"], ARGS);
+  const argv = normalizeArgv("cmd", ["-ndemo", "-q", "--no-privileged", "--", "--timeout"], ARGS);
   expect([...givenFlags(argv, ARGS)].sort()).toEqual(["namespace", "privileged", "quiet"]);
   expect([...givenFlags(["--privileged=no", "--output=x"], ARGS)].sort()).toEqual(["output", "privileged"]);
   expect(givenFlags([], ARGS).size).toBe(0);
+});
+
+test("helpAsked: --help or -h before --; after it, they are words", () => {
+  expect(helpAsked(["snapshot", "--help"])).toBe(true);
+  expect(helpAsked(["-h"])).toBe(true);
+  expect(helpAsked(["render-rbac", "--", "--help"])).toBe(false);
+  expect(helpAsked(["render-rbac", "--", "-h"])).toBe(false);
 });

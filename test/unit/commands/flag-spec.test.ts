@@ -63,10 +63,16 @@ describe("one reading of argv into typed values", () => {
     expect(read(["x"]).bool("cleanup")).toBe(true);
     expect(read(["x", "--no-cluster"]).bool("no-cluster")).toBe(true);
     expect(read(["x", "--no-no-cluster"]).bool("no-cluster")).toBe(false);
-    expect(read(["x", "--quiet=maybe"]).written("quiet")).toBe("maybe");
-    expect(() => read(["x", "--quiet=maybe"]).bool("quiet")).toThrow(
-      'invalid --quiet "maybe": expected true or false',
-    );
+    // Anything else is refused at the reading, used or not by the command (issue 25: --debug=maybe).
+    for (const token of ["--quiet=maybe", "--debug=maybe", "--log-json=", "--no-cleanup=2"])
+      expect(() => read(["x", token])).toThrow("expected true or false (also 1/0, yes/no)");
+    // What reaches a Flags by another way (a test, the config) is still checked where it is read.
+    const direct = new Flags<keyof typeof SPECS>(SPECS, {
+      values: new Map([["quiet", ["maybe"]]]),
+      positionals: [],
+    });
+    expect(direct.written("quiet")).toBe("maybe");
+    expect(() => direct.bool("quiet")).toThrow('invalid --quiet "maybe": expected true or false');
   });
 
   test("words after -- are positionals, never flags", () => {

@@ -14,6 +14,7 @@ import {
   parseResourceList,
   parseToleration,
   qualifiedNameProblem,
+  resourceNameProblem,
 } from "../../../src/commands/_parse.ts";
 import { resolveSnapshotOptions, type SnapshotFlags } from "../../../src/commands/_snapshot-flags.ts";
 import {
@@ -237,6 +238,33 @@ describe("parseResourceList (--requests, --limits)", () => {
         `invalid --requests ${JSON.stringify(value)}: expected name=quantity pairs separated by commas, e.g. cpu=2,memory=8Gi`,
       );
       expect(e.remedy).toBe(`check the item ${JSON.stringify(item)}`);
+    }
+  });
+});
+
+describe("parseResourceList: names the apiserver takes", () => {
+  test("cpu, memory, ephemeral-storage, hugepages-<size> and domain-qualified names", () => {
+    expect(
+      parseResourceList(
+        "--requests",
+        "cpu=1,memory=2Gi,ephemeral-storage=1Gi,hugepages-2Mi=4Mi,nvidia.com/gpu=1",
+      ),
+    ).toEqual({
+      cpu: "1",
+      memory: "2Gi",
+      "ephemeral-storage": "1Gi",
+      "hugepages-2Mi": "4Mi",
+      "nvidia.com/gpu": "1",
+    });
+    expect(resourceNameProblem("example.com/toString")).toBeUndefined();
+  });
+
+  test("another name without a domain is refused, JavaScript built-ins included (issue 25, item 8)", () => {
+    for (const name of ["constructor", "toString", "hasOwnProperty", "valueOf", "gpu", "storage"]) {
+      const value = `cpu=1,${name}=2`;
+      const e = expectRefused(() => parseResourceList("--limits", value), "--limits", value);
+      expect(e.message).toContain(`${JSON.stringify(name)}: a name without a domain must be cpu, memory`);
+      expect(e.remedy).toBe(`check the item ${JSON.stringify(`${name}=2`)}`);
     }
   });
 });

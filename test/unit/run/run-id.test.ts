@@ -5,6 +5,7 @@ import {
   RUN_ID_LENGTH,
   RUN_ID_PATTERN,
   resolveRunId,
+  runIdProblem,
 } from "../../../src/run/run-id.ts";
 import { thrown } from "../../support/reject.ts";
 
@@ -70,4 +71,50 @@ describe("run ID override", () => {
       }
     });
   }
+});
+
+describe("run ID override: a date and time that exist", () => {
+  const tail = "0123456789abcdef";
+  test("real UTC times pass, leap days included", () => {
+    for (const stamp of [
+      "20260821-142233",
+      "20240229-235959",
+      "20000229-000000",
+      "00010101-000000",
+      "99991231-235959",
+    ])
+      expect(runIdProblem(`${stamp}-${tail}`)).toBeUndefined();
+  });
+
+  for (const stamp of [
+    "99999999-999999",
+    "20261301-000000",
+    "20260001-000000",
+    "20260100-000000",
+    "20260230-120000",
+    "20250229-120000",
+    "21000229-120000",
+    "20260431-120000",
+    "20260101-240000",
+    "20260101-236000",
+    "20260101-235960",
+  ])
+    test(`refuses ${stamp}-… (no such date or time) from either source, saying so`, () => {
+      const value = `${stamp}-${tail}`;
+      expect(runIdProblem(value)).toBe(`${stamp} is no UTC date and time (YYYYMMDD-HHMMSS)`);
+      for (const source of [{ flag: value }, { env: value }]) {
+        const err = thrown(() => resolveRunId(source));
+        expect(err.code).toBe("INVALID_REQUEST");
+        expect(err.message).toContain(JSON.stringify(value));
+        expect(err.message).toContain("is no UTC date and time");
+        expect(err.remedy).toContain("a real UTC date and time");
+      }
+    });
+
+  test("the form is checked first: a malformed value is reported as such", () => {
+    expect(runIdProblem("build-42")).toBe("form");
+    expect(thrown(() => resolveRunId({ flag: "build-42" })).message).toBe(
+      'invalid run ID from --run-id: "build-42"',
+    );
+  });
 });
