@@ -1,8 +1,8 @@
-import { open } from "node:fs/promises";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
 import { AicrError, bulletList } from "../core/errors.ts";
-import { formatIssuePath } from "../snapshot/schema.ts";
+import { INPUT_LIMITS, readInputText, yamlErrorAt } from "../core/input-file.ts";
+import { formatIssuePath, issueMessage } from "../snapshot/schema.ts";
 
 /**
  * A k8s-launch-kit (l8k) cluster-config.yaml, as `l8k discover` writes it: settings sections
@@ -12,7 +12,7 @@ import { formatIssuePath } from "../snapshot/schema.ts";
  */
 
 /** Far above any real file (a few KiB); bounds what a bad path can make the agent read. */
-export const MAX_CLUSTER_CONFIG_BYTES = 1024 * 1024;
+export const MAX_CLUSTER_CONFIG_BYTES = INPUT_LIMITS.clusterConfig;
 
 const str = v.string("expected a string");
 const hexOrNumber = v.union([str, v.pipe(v.number(), v.integer())], "expected a PCI device ID such as 1021");
@@ -90,47 +90,20 @@ const bad = (path: string, message: string, extra: { cause?: unknown; problems?:
     },
   });
 
-async function readBounded(path: string): Promise<string> {
-  let handle: Awaited<ReturnType<typeof open>>;
-  try {
-    handle = await open(path, "r");
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw bad(path, code === "ENOENT" ? "no such file" : `cannot be opened (${code ?? "error"})`, {
-      cause: err,
-    });
-  }
-  try {
-    const info = await handle.stat();
-    if (!info.isFile()) throw bad(path, "is not a regular file");
-    if (info.size > MAX_CLUSTER_CONFIG_BYTES)
-      throw bad(path, `is ${info.size} bytes; expected at most ${MAX_CLUSTER_CONFIG_BYTES}`);
-    // Read one byte past the bound: a file that grows after the stat is still refused.
-    const buffer = Buffer.alloc(MAX_CLUSTER_CONFIG_BYTES + 1);
-    const { bytesRead } = await handle.read(buffer, 0, buffer.length, 0);
-    if (bytesRead > MAX_CLUSTER_CONFIG_BYTES)
-      throw bad(path, `is larger than ${MAX_CLUSTER_CONFIG_BYTES} bytes`);
-    return buffer.subarray(0, bytesRead).toString("utf8");
-  } finally {
-    await handle.close();
-  }
-}
-
 /** Parses and checks a cluster-config.yaml's text; every problem named by its path. */
 export function parseClusterConfig(text: string, path: string): ClusterConfig {
   let raw: unknown;
   try {
     raw = parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    throw bad(path, `is not valid YAML: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, {
-      cause: err,
-    });
+    // the position alone: the parser's message quotes the file
+    throw bad(path, `is not valid YAML ${yamlErrorAt(err)}`);
   }
   if (Array.isArray(raw) || (raw !== null && raw !== undefined && typeof raw !== "object"))
     throw bad(path, "expected a map (a k8s-launch-kit cluster-config.yaml) at the top level");
   const result = v.safeParse(ClusterConfigSchema, raw ?? {});
   if (result.success) return result.output;
-  const problems = result.issues.map((i) => `${formatIssuePath(i)}: ${i.message}`);
+  const problems = result.issues.map((i) => `${formatIssuePath(i)}: ${issueMessage(i)}`);
   throw bad(path, `does not look like a k8s-launch-kit cluster config:${bulletList(problems)}`, { problems });
 }
 
@@ -141,5 +114,11 @@ export function parseClusterConfig(text: string, path: string): ClusterConfig {
  */
 export async function checkClusterConfigFile(path: string): Promise<ClusterConfig> {
   if (path.trim() === "") throw bad(path, "is empty; expected a file path");
-  return parseClusterConfig(await readBounded(path), path);
+  const text = readInputText(path, {
+    flag: "--cluster-config",
+    what: "a cluster-config.yaml",
+    maxBytes: MAX_CLUSTER_CONFIG_BYTES,
+    remedy: REMEDY,
+  });
+  return parseClusterConfig(text, path);
 }

@@ -6,11 +6,12 @@
  * request. Only a local file is read: a URL is refused (aicr never fetches a config; an air-gapped
  * host behaves the same).
  */
-import { closeSync, fstatSync, openSync, readSync, statSync } from "node:fs";
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
 import { AicrError } from "../core/errors.ts";
+import { INPUT_LIMITS, readInputText, yamlErrorAt } from "../core/input-file.ts";
 import { nearest } from "../core/suggest.ts";
+import { issueMessage } from "../snapshot/schema.ts";
 import type { ParsedArgv } from "./_argv.ts";
 import { at, CONFIG_GROUPS, type ConfigEntry, mapConfigEntries } from "./_config-flags.ts";
 import type { FlagSpecs } from "./_flag-spec.ts";
@@ -22,7 +23,7 @@ const isMap = (x: unknown): x is Record<string, unknown> =>
 export const CONFIG_API_VERSION = "aicr.run/v1";
 export const CONFIG_KIND = "AICRConfig";
 /** Largest config file read: it holds flag values only. */
-export const CONFIG_MAX_BYTES = 1024 * 1024;
+export const CONFIG_MAX_BYTES = INPUT_LIMITS.config;
 
 const Section = v.nullish(
   v.custom<Record<string, unknown>>((x) => isMap(x), "expected a map of flag names to values"),
@@ -56,7 +57,7 @@ function issueText(issue: v.BaseIssue<unknown>): string {
     return `${path}: unknown key${guess ? `: did you mean "${guess}"?` : ""}`;
   }
   if (keys.length && issue.received === "undefined") return `${path}: required but missing`;
-  return `${path}: ${issue.message}`;
+  return `${path}: ${issueMessage(issue)}`;
 }
 
 const refuse = (file: string, message: string, remedy: string, cause?: unknown) =>
@@ -66,7 +67,14 @@ const refuse = (file: string, message: string, remedy: string, cause?: unknown) 
     context: { flag: "--config", path: file },
   });
 
-/** The file's text: a regular, readable file of at most 1 MiB, UTF-8. */
+const CONFIG_INPUT = {
+  flag: "--config",
+  what: "an AICRConfig file",
+  maxBytes: CONFIG_MAX_BYTES,
+  remedy: "pass the path of an AICRConfig file (see examples/aicr-config.yaml)",
+};
+
+/** The file's text: a regular, readable file of at most 1 MiB, UTF-8 (core/input-file.ts). */
 export function readConfigFile(file: string): string {
   if (file === "") throw refuse(file, "expected a file path", "write --config <file>");
   if (/^[a-z][a-z0-9+.-]*:\/\//i.test(file))
@@ -75,51 +83,7 @@ export function readConfigFile(file: string): string {
       "a URL; aicr reads a config only from a local file",
       "download it first and pass the file: aicr never fetches a config, so a run behaves the same on an air-gapped host",
     );
-  const code = (err: unknown) => (err as NodeJS.ErrnoException).code;
-  const checkStat = (stat: { isFile(): boolean; isDirectory(): boolean; size: number }) => {
-    if (!stat.isFile())
-      throw refuse(
-        file,
-        `not a regular file${stat.isDirectory() ? " (a directory)" : ""}`,
-        "pass the path of an AICRConfig file",
-      );
-    if (stat.size > CONFIG_MAX_BYTES)
-      throw refuse(
-        file,
-        `${stat.size} bytes, above the 1 MiB limit of a config file`,
-        "a config holds flag values only: check that the path names the AICRConfig file",
-      );
-  };
-  let fd: number | undefined;
-  try {
-    // stat first: opening a FIFO would block until something writes to it.
-    checkStat(statSync(file));
-    fd = openSync(file, "r");
-    checkStat(fstatSync(fd));
-    const buf = Buffer.alloc(CONFIG_MAX_BYTES + 1);
-    let n = 0;
-    for (let got = -1; got !== 0 && n < buf.length; n += got)
-      got = readSync(fd, buf, n, buf.length - n, null);
-    if (n > CONFIG_MAX_BYTES) checkStat({ isFile: () => true, isDirectory: () => false, size: n });
-    try {
-      return new TextDecoder("utf-8", { fatal: true }).decode(buf.subarray(0, n));
-    } catch (err) {
-      throw refuse(file, "not UTF-8 text", "pass an AICRConfig file in YAML or JSON", err);
-    }
-  } catch (err) {
-    if (err instanceof AicrError) throw err;
-    if (code(err) === "ENOENT" || code(err) === "ENOTDIR")
-      throw refuse(
-        file,
-        "no such file",
-        "pass the path of an AICRConfig file (see examples/aicr-config.yaml)",
-      );
-    if (code(err) === "EACCES" || code(err) === "EPERM")
-      throw refuse(file, "not readable (permission denied)", "check the file's permissions", err);
-    throw refuse(file, `cannot be read (${(err as Error).message})`, "pass a readable local file", err);
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-  }
+  return readInputText(file, CONFIG_INPUT);
 }
 
 /** The entries of `spec.<command>`: its own keys and those of its groups (agent, input), by path. */
@@ -132,11 +96,14 @@ export function configEntries(
   try {
     raw = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
   } catch (err) {
-    const first = String((err as Error).message).split("\n")[0];
-    throw refuse(file, `not valid YAML or JSON: ${first}`, "fix the syntax at the position shown", err);
+    // the position alone: the parser's message quotes the file
+    throw refuse(file, `not valid YAML or JSON ${yamlErrorAt(err)}`, "fix the syntax at the position shown");
   }
   // valibot takes a list for a map: a document that is not a map is refused here.
-  const result = isMap(raw) ? v.safeParse(ConfigSchema, raw) : undefined;
+  // A map with none of the envelope's keys is not a config (a file given by mistake): its keys are
+  // not listed back.
+  const result =
+    isMap(raw) && TOP_KEYS.some((k) => Object.hasOwn(raw, k)) ? v.safeParse(ConfigSchema, raw) : undefined;
   const problems = !result
     ? [
         `(document): expected an AICRConfig document (apiVersion: ${CONFIG_API_VERSION}, kind: ${CONFIG_KIND}, spec)`,
@@ -151,7 +118,8 @@ export function configEntries(
   const base = `spec.${command}`;
   const groups = CONFIG_GROUPS[command] ?? {};
   for (const [key, value] of Object.entries(section ?? {})) {
-    const allowed = groups[key];
+    // own keys only: a key named like a built-in (constructor, __proto__) is an unknown key
+    const allowed = Object.hasOwn(groups, key) ? groups[key] : undefined;
     if (allowed === undefined) {
       entries.push({ path: at(base, key), key, value });
       continue;

@@ -1,5 +1,5 @@
 import { AicrError } from "../core/errors.ts";
-import { checkFileDestination } from "../core/files.ts";
+import { checkFileDestination, checkOutputsApart, type NamedPath } from "../core/files.ts";
 import { runNames } from "../run/names.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
 import { parseSource as documentSource } from "../snapshot/source.ts";
@@ -18,6 +18,8 @@ import { resolveSnapshotOptions } from "./_snapshot-flags.ts";
 /** The raw inputs of `aicr validate` (the remote side). */
 export interface ValidateFlags {
   recipe?: string | undefined;
+  /** --kubeconfig, only so that no report replaces it. */
+  kubeconfig?: string | undefined;
   snapshot?: string | undefined;
   namespace?: string | undefined;
   phases: string[];
@@ -179,6 +181,19 @@ export function resolveValidateOptions(
   if (outputPath) checkFileDestination(outputPath, "--output");
   const junitPath = f.junit || undefined;
   if (junitPath) checkFileDestination(junitPath, "--junit");
+  const fileOf = (flag: string, value: string | undefined): NamedPath[] =>
+    value && !isConfigMapUri(value) ? [{ flag, path: value }] : [];
+  checkOutputsApart(
+    [...fileOf("--output", outputPath), ...fileOf("--junit", junitPath)],
+    [
+      ...fileOf("--recipe", f.recipe),
+      ...fileOf("--snapshot", f.snapshot),
+      ...fileOf("--oke-addons", f.okeAddons),
+      ...fileOf("--aks-gpu-pools", f.aksGpuPools),
+      ...fileOf("--gke-gpu-pools", f.gkeGpuPools),
+      ...fileOf("--kubeconfig", f.kubeconfig ?? env.KUBECONFIG?.split(":")[0]),
+    ],
+  );
   // The live capture is a snapshot run: its agent settings (AICR_IMAGE, AICR_OS, …) are read as
   // `aicr snapshot` reads them, and only when there is a capture to make.
   const capture = snapshot

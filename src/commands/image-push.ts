@@ -1,5 +1,6 @@
+import { readStdinText } from "../core/input-file.ts";
 import { resolveCredentials } from "../image/registry/credentials.ts";
-import { resolvePushInputs } from "../image/registry/options.ts";
+import { PASSWORD_INPUT, resolvePushInputs } from "../image/registry/options.ts";
 import { formatSize, pushArchive } from "../image/registry/push.ts";
 import { defineAicrCommand } from "./_define.ts";
 
@@ -53,7 +54,7 @@ export default defineAicrCommand({
         plainHttp: flags.bool("plain-http"),
         mountFrom: flags.string("mount-from"),
       },
-      () => Bun.stdin.text(),
+      () => readStdinText(PASSWORD_INPUT),
     );
     const credentials = await resolveCredentials({
       registry: inputs.target.registry,

@@ -1,9 +1,10 @@
 import { AicrError } from "../core/errors.ts";
+import { checkOutputsApart } from "../core/files.ts";
 import { inPodWithoutKubeconfig } from "../kube/config.ts";
 import { writeAgentRbac } from "../rbac/write.ts";
 import { placementMismatch } from "../remote/auto-target.ts";
 import { collectSnapshot } from "../remote/collect-snapshot.ts";
-import { checkDestination, describeDestination } from "../snapshot/deliver.ts";
+import { checkDestination, describeDestination, parseDestination } from "../snapshot/deliver.ts";
 import { renderSnapshot } from "../snapshot/render.ts";
 import { resolveNamespace } from "./_args.ts";
 import { contextsArgs, runSnapshotContexts, selectContexts } from "./_contexts.ts";
@@ -161,6 +162,18 @@ export default defineAicrCommand({
   async run(ctx, flags) {
     const kube = { kubeconfig: flags.string("kubeconfig"), context: flags.string("context") };
     const output = flags.string("output");
+    // The -o file never replaces a file this invocation reads.
+    const outFile = output === undefined || output.endsWith("/") ? undefined : parseDestination(output);
+    if (outFile?.kind === "file") {
+      const inputs = ["template", "oke-addons", "aks-gpu-pools", "gke-gpu-pools", "cluster-config"] as const;
+      checkOutputsApart(
+        [{ flag: "--output", path: outFile.path }],
+        [
+          ...inputs.map((name) => ({ flag: `--${name}`, path: flags.string(name) ?? "" })),
+          { flag: "--kubeconfig", path: kube.kubeconfig ?? ctx.env.KUBECONFIG?.split(":")[0] ?? "" },
+        ],
+      );
+    }
     const namespace = resolveNamespace(flags.string("namespace"), ctx.env, kube);
     // Several --context, or --all-contexts: commands/_contexts.ts (undefined, with nothing read, otherwise).
     const remote = ctx.transport.name === "remote";

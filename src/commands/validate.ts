@@ -135,6 +135,7 @@ export default defineAicrCommand({
     const options = resolveValidateOptions(
       {
         recipe: flags.string("recipe"),
+        kubeconfig: flags.string("kubeconfig"),
         snapshot: flags.string("snapshot"),
         namespace: flags.string("namespace"),
         phases: flags.list("phase"),

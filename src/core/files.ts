@@ -223,3 +223,55 @@ export function checkFileDestination(path: string, flag: string): void {
     );
   fail(`it is ${describeSpecial(target)}, not a regular file`, `choose a regular file path for ${flag}`);
 }
+
+/** A path a flag names: an output aicr will write, or an input it reads. */
+export interface NamedPath {
+  flag: string;
+  path: string;
+}
+
+/**
+ * What a path is, for comparing two: an existing file by its device and inode (a symlink or a hard
+ * link to it is the same file), a path not there yet by its parent's real path and its name.
+ */
+function fileIdentity(path: string): string {
+  const abs = resolve(path);
+  try {
+    const s = statSync(abs);
+    return `inode:${s.dev}:${s.ino}`;
+  } catch {
+    try {
+      return `path:${join(realpathSync(dirname(abs)), basename(abs))}`;
+    } catch {
+      return `path:${abs}`;
+    }
+  }
+}
+
+/**
+ * Outputs never replace an input or each other: `validate -s s.yaml -o s.yaml` would overwrite the
+ * snapshot it reads, `-o r.json --junit r.json` would keep only the last report written. Checked
+ * before any request; INVALID_REQUEST naming both flags.
+ */
+export function checkOutputsApart(outputs: readonly NamedPath[], inputs: readonly NamedPath[]): void {
+  const seen = new Map<string, NamedPath>();
+  for (const input of inputs) if (input.path) seen.set(fileIdentity(input.path), input);
+  const inputIds = new Set(seen.keys());
+  for (const output of outputs) {
+    if (!output.path) continue;
+    const id = fileIdentity(output.path);
+    const other = seen.get(id);
+    if (other) {
+      const what = inputIds.has(id) ? "the input" : "the output";
+      throw new AicrError(
+        "INVALID_REQUEST",
+        `${output.flag} ${JSON.stringify(output.path)} is the same file as ${what} ${other.flag} ${JSON.stringify(other.path)}: writing it would destroy ${inputIds.has(id) ? "what this run reads" : "the other report"}`,
+        {
+          remedy: `give ${output.flag} a path of its own`,
+          context: { field: output.flag, value: output.path },
+        },
+      );
+    }
+    seen.set(id, output);
+  }
+}

@@ -1,7 +1,8 @@
 import type { Stats } from "node:fs";
-import { readdir, readFile, stat } from "node:fs/promises";
+import { readdir, stat } from "node:fs/promises";
 import { basename, extname, join } from "node:path";
 import { AicrError } from "../core/errors.ts";
+import { INPUT_LIMITS, readInputText } from "../core/input-file.ts";
 import type { Logger } from "../core/log.ts";
 import { envelopeMissingMessage, parseSnapshot, type Snapshot } from "../snapshot/schema.ts";
 import type { FleetBaseline, FleetNode } from "./fleet.ts";
@@ -17,9 +18,9 @@ import type { FleetBaseline, FleetNode } from "./fleet.ts";
 /** More nodes than this is refused: far beyond any fleet one run captures. */
 export const FLEET_MAX_NODES = 10_000;
 /** One snapshot (a file in the directory, or one document of a stream). */
-export const FLEET_MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
+export const FLEET_MAX_DOCUMENT_BYTES = INPUT_LIMITS.snapshot;
 /** The whole fleet. */
-export const FLEET_MAX_TOTAL_BYTES = 256 * 1024 * 1024;
+export const FLEET_MAX_TOTAL_BYTES = INPUT_LIMITS.fleet;
 
 const SNAPSHOT_EXTENSIONS = new Set([".yaml", ".yml", ".json"]);
 const FLEET_SUMMARY = "fleet.json";
@@ -39,7 +40,8 @@ async function statOf(flag: string, path: string): Promise<Stats> {
     return await stat(path);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const why = code === "ENOENT" ? "no such file or directory" : (err as Error).message;
+    const why =
+      code === "ENOENT" ? "no such file or directory" : `cannot be read (${code ?? "unknown error"})`;
     throw new AicrError("INVALID_REQUEST", `cannot read ${flag} ${JSON.stringify(path)}: ${why}`, {
       remedy: `pass a directory written by aicr snapshot --all-nodes -o <dir>/, or the multi-document YAML it prints`,
       context: { field: flag, value: path },
@@ -129,7 +131,11 @@ async function directoryDocuments(dir: string): Promise<RawDocument[]> {
     docs.push({
       source: path,
       fallbackName: basename(name, extname(name)),
-      text: await readFile(path, "utf8"),
+      text: readInputText(path, {
+        flag: "--fleet",
+        what: "one snapshot",
+        maxBytes: FLEET_MAX_DOCUMENT_BYTES,
+      }),
     });
   }
   return docs;
@@ -137,7 +143,9 @@ async function directoryDocuments(dir: string): Promise<RawDocument[]> {
 
 async function streamDocuments(path: string, size: number): Promise<RawDocument[]> {
   checkSize(path, size, FLEET_MAX_TOTAL_BYTES, "a fleet");
-  const texts = splitDocuments(await readFile(path, "utf8"));
+  const texts = splitDocuments(
+    readInputText(path, { flag: "--fleet", what: "a fleet", maxBytes: FLEET_MAX_TOTAL_BYTES }),
+  );
   if (texts.length === 0) {
     throw invalid(
       `--fleet ${JSON.stringify(path)} holds no snapshot document`,
@@ -227,7 +235,11 @@ export async function resolveFleetBaseline(
     );
   }
   checkSize(value, s.size, FLEET_MAX_DOCUMENT_BYTES, "one snapshot", "--baseline");
-  const text = await readFile(value, "utf8");
+  const text = readInputText(value, {
+    flag: "--baseline",
+    what: "one snapshot",
+    maxBytes: FLEET_MAX_DOCUMENT_BYTES,
+  });
   return {
     name: value,
     snapshot: parse({ source: value, fallbackName: value, text }, log),

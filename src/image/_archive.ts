@@ -28,8 +28,9 @@ export class ArchiveError extends Error {
 const json = <T>(bytes: Uint8Array, what: string): T => {
   try {
     return JSON.parse(new TextDecoder().decode(bytes)) as T;
-  } catch (e) {
-    throw new ArchiveError(`${what} is not valid JSON: ${(e as Error).message}`);
+  } catch {
+    // no detail: the parser's message quotes the text it stopped at
+    throw new ArchiveError(`${what} is not valid JSON`);
   }
 };
 

@@ -1,9 +1,10 @@
 import { existsSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 
 import { AicrError } from "../core/errors.ts";
 import { homeDir } from "../core/home.ts";
+import { INPUT_LIMITS, readInputBytes, readInputText, yamlErrorAt } from "../core/input-file.ts";
 
 /**
  * client-node is loaded when a kubeconfig is first read, not at start: `aicr --help`, `version` and
@@ -130,7 +131,7 @@ export function contextNamespace(source: KubeConfigSource): string | undefined {
   if (path === undefined || !existsSync(path)) return undefined;
   const kc = newKubeConfig();
   try {
-    kc.loadFromFile(path);
+    loadKubeconfigFile(kc, path);
   } catch {
     return undefined;
   }
@@ -174,19 +175,73 @@ export function listContexts(source: KubeConfigSource): KubeContextList {
   return { origin: `kubeconfig ${path}`, contexts, current: kc.getCurrentContext() || undefined };
 }
 
-/** A kubeconfig file into `kc`: one that does not exist or does not parse is INVALID_REQUEST. */
+const KUBECONFIG_REMEDY =
+  "check that the file is a valid kubeconfig (kubectl config view --kubeconfig <path>)";
+
+/** The message of client-node's own shape checks ("users[0].name is missing"), which hold no values. */
+const SHAPE_MESSAGE = /^(clusters|users|contexts)\[\d+\](\.[a-z.]+)? is missing$/;
+
+/**
+ * A kubeconfig file into `kc`, read through the one bounded reader: one that does not exist, is not a
+ * regular file, is too large or does not parse is INVALID_REQUEST. A parse error names the line and
+ * column only: the parser's own message quotes the text around the error, which may be a token. The
+ * certificate and key files it names are read the same way (bounded, once) and carried as data.
+ */
 function loadKubeconfigFile(kc: KubeConfig, path: string): void {
   if (!path || !existsSync(path))
     throw new AicrError("INVALID_REQUEST", `kubeconfig ${JSON.stringify(path)} does not exist`, {
       remedy: "pass --kubeconfig <path>, set KUBECONFIG, or create ~/.kube/config",
       context: { field: "--kubeconfig", value: path },
     });
+  const text = readInputText(path, {
+    flag: "kubeconfig",
+    what: "a kubeconfig",
+    maxBytes: INPUT_LIMITS.kubeconfig,
+    remedy: KUBECONFIG_REMEDY,
+  });
   try {
-    kc.loadFromFile(path);
+    kc.loadFromString(text);
   } catch (err) {
-    throw new AicrError("INVALID_REQUEST", `cannot read kubeconfig ${JSON.stringify(path)}`, {
-      remedy: "check that the file is a valid kubeconfig (kubectl config view --kubeconfig <path>)",
-      cause: err,
+    const message = err instanceof Error ? err.message : "";
+    const problem = SHAPE_MESSAGE.test(message)
+      ? message
+      : (err as { mark?: unknown }).mark !== undefined
+        ? `not valid YAML ${yamlErrorAt(err)}`
+        : "not a kubeconfig (expected a map with clusters, users and contexts)";
+    throw new AicrError("INVALID_REQUEST", `kubeconfig ${JSON.stringify(path)}: ${problem}`, {
+      remedy: KUBECONFIG_REMEDY,
+      context: { field: "--kubeconfig", value: path },
     });
   }
+  kc.makePathsAbsolute(dirname(path));
+  inlineReferencedFiles(kc);
+}
+
+/**
+ * certificate-authority, client-certificate and client-key files → their data, each through the
+ * bounded reader (client-node would read them whole on every request).
+ */
+function inlineReferencedFiles(kc: KubeConfig): void {
+  const pem = (field: string, file: string): string =>
+    Buffer.from(
+      readInputBytes(file, {
+        flag: `the kubeconfig's ${field}`,
+        what: "a PEM file",
+        maxBytes: INPUT_LIMITS.pem,
+      }),
+    ).toString("base64");
+  const clusters = kc.clusters.map((c) =>
+    c.caFile ? { ...c, caFile: undefined, caData: pem("certificate-authority", c.caFile) } : c,
+  );
+  const users = kc.users.map((u) => {
+    if (!u.certFile && !u.keyFile) return u;
+    return {
+      ...u,
+      certFile: undefined,
+      keyFile: undefined,
+      ...(u.certFile ? { certData: pem("client-certificate", u.certFile) } : {}),
+      ...(u.keyFile ? { keyData: pem("client-key", u.keyFile) } : {}),
+    };
+  });
+  kc.loadFromOptions({ clusters, users, contexts: kc.contexts, currentContext: kc.currentContext });
 }

@@ -73,6 +73,12 @@ export function createRunContext(options: RunContextOptions): RunContext {
   if (options.announce ?? true) log.info(line);
   else log.debug(line);
   log.debug("run context", { invocationId, version: VERSION, transport: options.transport });
+  // Bun's fetch would follow it; aicr's clients set verification explicitly (kube/http.ts,
+  // image/registry/_http.ts), as kubectl ignores it: said once, so nobody believes it took effect.
+  if (env.NODE_TLS_REJECT_UNAUTHORIZED !== undefined && env.NODE_TLS_REJECT_UNAUTHORIZED !== "1")
+    log.warn(
+      `NODE_TLS_REJECT_UNAUTHORIZED=${JSON.stringify(env.NODE_TLS_REJECT_UNAUTHORIZED)} is set and ignored: aicr verifies TLS unless the kubeconfig says insecure-skip-tls-verify (or image push --plain-http)`,
+    );
   return {
     runId,
     runIdGiven: Boolean(options.flags.runId || env.AICR_RUN_ID),

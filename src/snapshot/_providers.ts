@@ -141,8 +141,9 @@ export function projectProvider(kind: ProviderKind, content: string, source: str
   let json: unknown;
   try {
     json = JSON.parse(content);
-  } catch (err) {
-    throw shapeError(kind, source, `not valid JSON (${err instanceof Error ? err.message : String(err)})`);
+  } catch {
+    // no detail: the parser's message quotes the text it stopped at
+    throw shapeError(kind, source, "not valid JSON");
   }
   const data = PROJECTIONS[kind](json, source);
   const sorted: Readings = {};

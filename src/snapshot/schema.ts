@@ -1,6 +1,7 @@
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
 import { AicrError } from "../core/errors.ts";
+import { yamlErrorAt } from "../core/input-file.ts";
 
 /** The measurement types a snapshot may carry, in the order collectors emit them. */
 export const MEASUREMENT_TYPES = ["K8s", "GPU", "OS", "SystemD", "NodeTopology", "NetworkTopology"] as const;
@@ -164,6 +165,26 @@ export function formatIssuePath(issue: v.BaseIssue<unknown>): string {
   return out || "(document)";
 }
 
+/** What a value is, without the value: how a mismatch names what it got. */
+function kindOfValue(x: unknown): string {
+  if (x === null) return "null";
+  if (x === undefined) return "nothing";
+  if (Array.isArray(x)) return "a list";
+  if (typeof x === "object") return "a map";
+  if (typeof x === "string") return `a string of ${x.length} characters`;
+  return `a ${typeof x}`;
+}
+
+/**
+ * An issue's message without the value it received: valibot's default messages quote it, and a
+ * document given by mistake (a credential file, /etc/shadow) must not be echoed. Messages of our own
+ * (no "received") pass as they are.
+ */
+export function issueMessage(issue: v.BaseIssue<unknown>): string {
+  if (!/\bbut received\b/.test(issue.message)) return issue.message;
+  return `expected ${issue.expected ?? "another value"}, got ${kindOfValue(issue.input)}`;
+}
+
 function readNative(yaml: NativeYaml, text: string): unknown {
   try {
     const doc = yaml.parse(text);
@@ -182,7 +203,7 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
     if (issue.expected === "never") return `${path}: unknown key`;
     if (issue.received === "undefined") return `${path}: required but missing`;
   }
-  return `${path}: ${issue.message}`;
+  return `${path}: ${issueMessage(issue)}`;
 }
 
 type NativeYaml = { parse(text: string): unknown };
@@ -227,11 +248,23 @@ export function parseSnapshot(text: string, source: string, options: ParseSnapsh
     raw = options.native && nativeYaml ? readNative(nativeYaml, text) : undefined;
     raw ??= parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    throw new AicrError("INVALID_REQUEST", `Snapshot "${source}" is not valid YAML or JSON`, {
-      cause: err,
-      remedy: "Pass a file written by `aicr snapshot` (YAML or JSON).",
-      context: { source },
-    });
+    // the position alone: the parser's message quotes the text around it
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `Snapshot "${source}" is not valid YAML or JSON ${yamlErrorAt(err)}`,
+      {
+        remedy: "Pass a file written by `aicr snapshot` (YAML or JSON).",
+        context: { source },
+      },
+    );
+  }
+  if (lacksEnvelope(raw) && !("measurements" in raw) && Object.keys(raw).length > 0) {
+    // Not a snapshot at all (a file given by mistake): its keys and values are not listed back.
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `Snapshot "${source}" is not a snapshot: expected a map with apiVersion, kind, metadata and measurements (it holds none of them)`,
+      { remedy: "Pass a file written by `aicr snapshot` (YAML or JSON).", context: { source } },
+    );
   }
   if (lacksEnvelope(raw)) {
     const bare = v.safeParse(BareSnapshotSchema, raw);

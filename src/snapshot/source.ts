@@ -3,8 +3,8 @@
  * ConfigMap (`cm://<namespace>/<name>`). validate and diff read their inputs here; the cluster is
  * contacted only for cm://.
  */
-import { readFile } from "node:fs/promises";
 import { AicrError } from "../core/errors.ts";
+import { INPUT_LIMITS, readInputText } from "../core/input-file.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isNotFound } from "../kube/errors.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "./cm-uri.ts";
@@ -33,18 +33,25 @@ export function pickDataKey(data: Record<string, string>, what: string): string 
   return keys.length === 1 ? keys[0] : undefined;
 }
 
-/** A file's text; a missing file or a directory is INVALID_REQUEST naming the flag. */
+/** The cap of a document read from a file, by what it is. */
+const SOURCE_LIMITS: Record<string, number> = {
+  recipe: INPUT_LIMITS.recipe,
+  snapshot: INPUT_LIMITS.snapshot,
+};
+
+/**
+ * A file's text through the one bounded reader: a regular UTF-8 file within its kind's cap; anything
+ * else is INVALID_REQUEST naming the flag.
+ */
 export async function readSourceFile(flag: string, path: string, what: string): Promise<LoadedText> {
-  try {
-    return { text: await readFile(path, "utf8"), name: path };
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    throw new AicrError(
-      "INVALID_REQUEST",
-      `cannot read ${flag} ${JSON.stringify(path)}: ${code === "ENOENT" ? "no such file" : code === "EISDIR" ? "it is a directory" : (err as Error).message}`,
-      { remedy: `pass the path of a ${what} file`, context: { field: flag, value: path } },
-    );
-  }
+  const maxBytes = SOURCE_LIMITS[what] ?? INPUT_LIMITS.snapshot;
+  const text = readInputText(path, {
+    flag,
+    what: `a ${what} file`,
+    maxBytes,
+    remedy: `pass the path of a ${what} file (YAML or JSON, at most ${maxBytes / (1024 * 1024)} MiB), or cm://<namespace>/<name>`,
+  });
+  return { text, name: path };
 }
 
 /** A ConfigMap's document: NOT_FOUND when it does not exist, INVALID_REQUEST when no key holds one. */

@@ -1,7 +1,8 @@
 import * as v from "valibot";
 import { parse as parseYaml } from "yaml";
 import { AicrError } from "../core/errors.ts";
-import { formatIssuePath, MEASUREMENT_TYPES } from "../snapshot/schema.ts";
+import { yamlErrorAt } from "../core/input-file.ts";
+import { formatIssuePath, issueMessage, MEASUREMENT_TYPES } from "../snapshot/schema.ts";
 
 /** Validation phases, in the order they run. */
 export const PHASES = ["deployment", "performance", "conformance"] as const;
@@ -92,7 +93,7 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
     if (issue.expected === "never") return `${path}: unknown key`;
     if (issue.received === "undefined") return `${path}: required but missing`;
   }
-  return `${path}: ${issue.message}`;
+  return `${path}: ${issueMessage(issue)}`;
 }
 
 /** Reads a recipe (YAML or JSON); every problem is reported with its path in the document. */
@@ -101,12 +102,28 @@ export function parseRecipe(text: string, source: string): Recipe {
   try {
     raw = parseYaml(text, { prettyErrors: true });
   } catch (err) {
-    throw new AicrError("INVALID_REQUEST", `recipe ${JSON.stringify(source)} is not valid YAML or JSON`, {
-      cause: err,
-      remedy: "fix the YAML syntax at the position shown",
-      context: { source },
-    });
+    // the position alone: the parser's message quotes the text around it
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `recipe ${JSON.stringify(source)} is not valid YAML or JSON ${yamlErrorAt(err)}`,
+      {
+        remedy: "fix the YAML syntax at the position shown",
+        context: { source },
+      },
+    );
   }
+  if (
+    raw === null ||
+    typeof raw !== "object" ||
+    Array.isArray(raw) ||
+    !["apiVersion", "kind", "spec"].some((k) => k in raw)
+  )
+    // Not a recipe at all (a file given by mistake): its keys and values are not listed back.
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `recipe ${JSON.stringify(source)} is not a recipe: expected a map with apiVersion, kind and spec`,
+      { remedy: "pass a recipe file (see examples/recipe.yaml for the expected shape)", context: { source } },
+    );
   const result = v.safeParse(RecipeSchema, raw);
   if (result.success) return result.output;
   const problems = result.issues.map(describeIssue);

@@ -83,7 +83,7 @@ describe("aicr snapshot --local --config (compiled binary)", () => {
     for (const [value, text] of [
       ["https://config.example.com/aicr.yaml", "a URL; aicr reads a config only from a local file"],
       ["missing.yaml", "no such file"],
-      ["dir", "not a regular file (a directory)"],
+      ["dir", "a directory, not a regular file"],
     ] as const) {
       const r = await aicr(["snapshot", "--local", "--config", value], { cwd });
       expect(r.code, value).toBe(2);

@@ -110,7 +110,7 @@ describe("aicr diff", () => {
 
     const nofile = await aicr(["diff", "-b", join(dir, "nope.yaml"), "--target", TARGET], { env });
     expect(nofile.code).toBe(2);
-    expect(nofile.stderr).toContain("cannot read --baseline");
+    expect(nofile.stderr).toContain(`--baseline "${join(dir, "nope.yaml")}": no such file`);
     expect(nofile.stderr).toContain("no such file");
 
     const broken = await aicr(["diff", "-b", BASE, "--target", join(FIX, "broken.yaml")], { env });

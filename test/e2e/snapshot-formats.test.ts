@@ -102,7 +102,7 @@ describe("snapshot --local output forms", () => {
     const fifo = join(dir, "fifo.json");
     expect(Bun.spawnSync(["mkfifo", fifo]).exitCode).toBe(0);
     for (const [flag, path, says] of [
-      ["--oke-addons", big, "more than 1048576"],
+      ["--oke-addons", big, "above the 1 MiB limit"],
       ["--aks-gpu-pools", dir, "a directory"],
       ["--gke-gpu-pools", fifo, "a named pipe"],
     ] as const) {

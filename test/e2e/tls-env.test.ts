@@ -47,6 +47,9 @@ test("an untrusted certificate is refused with or without NODE_TLS_REJECT_UNAUTH
     const r = await runsList(untrusted, env);
     expect(r.code, r.stderr).toBe(6);
     expect(r.stderr).toContain("[UNAVAILABLE]");
+    // one WARN names the override, so nobody believes it took effect
+    const warned = r.stderr.split("\n").filter((l) => l.includes("NODE_TLS_REJECT_UNAUTHORIZED"));
+    expect(warned.length).toBe("NODE_TLS_REJECT_UNAUTHORIZED" in env ? 1 : 0);
   }
   // The handshake failed, so no request (and no token) reached the server.
   expect(cluster.log.entries.length).toBe(before);

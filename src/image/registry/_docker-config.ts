@@ -2,10 +2,11 @@
  * What `docker login` left behind for one registry: `$DOCKER_CONFIG/config.json` (default
  * `~/.docker/config.json`) — an inline `auths` entry, or the name of a credential helper to ask.
  */
-import { readFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { AicrError } from "../../core/errors.ts";
 import { homeDir } from "../../core/home.ts";
+import { INPUT_LIMITS, readInputText } from "../../core/input-file.ts";
 
 interface AuthEntry {
   auth?: string;
@@ -47,16 +48,13 @@ export function configPath(env: Readonly<Record<string, string | undefined>>): s
 }
 
 async function load(path: string): Promise<DockerConfig | undefined> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === "ENOENT") return undefined;
-    throw new AicrError("INVALID_REQUEST", `Cannot read the Docker config ${JSON.stringify(path)}`, {
-      remedy: "fix its permissions, or pass --username and --password-stdin",
-      cause: err,
-    });
-  }
+  if (!existsSync(path)) return undefined;
+  const text = readInputText(path, {
+    flag: "Docker config",
+    what: "a Docker config.json",
+    maxBytes: INPUT_LIMITS.dockerConfig,
+    remedy: "fix the file (docker login rewrites it), or pass --username and --password-stdin",
+  });
   try {
     const parsed = JSON.parse(text) as unknown;
     return parsed && typeof parsed === "object" ? (parsed as DockerConfig) : {};

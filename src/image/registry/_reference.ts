@@ -20,17 +20,37 @@ const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 export const TAG = /^[\w][\w.-]{0,127}$/;
 const FORM = "<registry>/<repository>[:<tag>], e.g. registry.example.com:5000/team/aicr:v1";
 
+/** `[scheme://]user[:password]@` before the host: credentials typed into a reference. */
+const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)?[^/@]*@/i;
+
+/** The reference as it may be shown: a user:password@ part is masked (`***@`), never echoed. */
+export const maskUserinfo = (value: string): string =>
+  value.replace(USERINFO, (_m, scheme: string | undefined) => `${scheme ?? ""}***@`);
+
 const bad = (value: string, detail: string, remedy: string): AicrError =>
-  new AicrError("INVALID_REQUEST", `Invalid push destination ${JSON.stringify(value)}: ${detail}`, {
-    remedy,
-    context: { field: "destination", value },
-  });
+  new AicrError(
+    "INVALID_REQUEST",
+    `Invalid push destination ${JSON.stringify(maskUserinfo(value))}: ${detail}`,
+    {
+      remedy,
+      context: { field: "destination", value: maskUserinfo(value) },
+    },
+  );
 
 /** A first path component names a registry when it looks like a host (a dot, a port, localhost). */
 const looksLikeHost = (part: string): boolean =>
   part === "localhost" || part.includes(".") || part.includes(":") || part.startsWith("[");
 
 export function parsePushTarget(value: string): PushTarget {
+  const slashAt = value.indexOf("/");
+  const at = value.indexOf("@");
+  if (at >= 0 && (slashAt < 0 || at < slashAt || /^[a-z][a-z0-9+.-]*:\/\//i.test(value))) {
+    throw bad(
+      value,
+      "credentials in a reference are refused (they would reach logs and shell history)",
+      "name the registry without user:password@; pass --username <user> --password-stdin, or run docker login <registry> first",
+    );
+  }
   if (value.includes("@")) {
     throw bad(
       value,

@@ -3,8 +3,8 @@
  * verifies, the destination parses, the CA file is a PEM, the password came with the username, and
  * credentials given on the command line will not travel over plain HTTP off this machine.
  */
-import { readFile } from "node:fs/promises";
 import { AicrError, invalid } from "../../core/errors.ts";
+import { INPUT_LIMITS, readInputBytes, readInputText } from "../../core/input-file.ts";
 import { type OciArchive, readOciArchive } from "../_archive.ts";
 import { isLoopback, type PushTarget, parseMountFrom, parsePushTarget } from "./_reference.ts";
 
@@ -31,46 +31,46 @@ export interface PushInputs {
 
 const USAGE = "aicr image push <archive> <registry>/<repository>[:<tag>]";
 
-async function readArchive(path: string): Promise<OciArchive> {
-  let bytes: Uint8Array;
-  try {
-    bytes = new Uint8Array(await readFile(path));
-  } catch (err) {
-    throw invalid(
-      `Cannot read the archive ${JSON.stringify(path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      {
-        remedy:
-          "pass the path of an OCI archive (a .tar written by aicr image build or skopeo copy oci-archive:…)",
-        context: { field: "archive", value: path },
-      },
-    );
-  }
+const ARCHIVE_INPUT = {
+  flag: "archive",
+  what: "an OCI image archive",
+  maxBytes: INPUT_LIMITS.archive,
+  remedy:
+    "pass the path of an OCI archive (a .tar written by npm run image, aicr image save or skopeo copy oci-archive:…)",
+};
+
+const CA_INPUT = {
+  flag: "--ca-file",
+  what: "a PEM CA certificate",
+  maxBytes: INPUT_LIMITS.pem,
+  remedy: "pass a readable PEM file with the CA certificate that issued the registry's certificate",
+};
+
+/** The password on stdin (--password-stdin): at most 64 KiB of UTF-8. */
+export const PASSWORD_INPUT = {
+  flag: "--password-stdin",
+  what: "a password",
+  maxBytes: INPUT_LIMITS.password,
+  remedy: 'pipe the password alone: printf %s "$PASSWORD" | aicr image push … --password-stdin',
+};
+
+function readArchive(path: string): OciArchive {
+  const bytes = readInputBytes(path, ARCHIVE_INPUT);
   try {
     return readOciArchive(bytes);
   } catch (err) {
     throw invalid(
       `The archive ${JSON.stringify(path)} is not a valid OCI archive: ${(err as Error).message}`,
       {
-        remedy: "rebuild it (aicr image build), or check the file was copied completely",
+        remedy: "rebuild it (npm run image, aicr image save), or check the file was copied completely",
         context: { field: "archive", value: path },
       },
     );
   }
 }
 
-async function readCa(path: string): Promise<string> {
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (err) {
-    throw invalid(
-      `Cannot read --ca-file ${JSON.stringify(path)}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`,
-      {
-        remedy: "pass a readable PEM file with the CA certificate that issued the registry's certificate",
-        context: { field: "--ca-file", value: path },
-      },
-    );
-  }
+function readCa(path: string): string {
+  const text = readInputText(path, CA_INPUT);
   if (!text.includes("-----BEGIN CERTIFICATE-----")) {
     throw invalid(`--ca-file ${JSON.stringify(path)} holds no PEM certificate`, {
       remedy: "pass the CA certificate in PEM form (-----BEGIN CERTIFICATE-----)",
@@ -122,8 +122,7 @@ export async function resolvePushInputs(f: PushFlags, readStdin: () => Promise<s
       },
     );
   }
-  const ca = f.caFile !== undefined ? await readCa(f.caFile) : undefined;
-  const archive = await readArchive(f.archive);
+  const ca = f.caFile !== undefined ? readCa(f.caFile) : undefined;
   let password: string | undefined;
   if (f.passwordStdin) {
     password = trimPassword(await readStdin());
@@ -132,6 +131,8 @@ export async function resolvePushInputs(f: PushFlags, readStdin: () => Promise<s
         remedy: "pipe the password into aicr on stdin",
       });
   }
+  // the largest read last: every cheaper refusal comes first
+  const archive = readArchive(f.archive);
   return {
     archivePath: f.archive,
     archive,

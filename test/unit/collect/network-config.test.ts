@@ -27,8 +27,8 @@ describe("checkClusterConfigFile", () => {
       await writeFile(big, `a: "${"x".repeat(MAX_CLUSTER_CONFIG_BYTES)}"\n`);
       const cases: [string, string][] = [
         [join(dir, "missing.yaml"), "no such file"],
-        [dir, "is not a regular file"],
-        [big, "expected at most 1048576"],
+        [dir, "a directory, not a regular file"],
+        [big, "above the 1 MiB limit"],
         ["", "is empty"],
       ];
       for (const [path, says] of cases) {

@@ -278,7 +278,9 @@ requests: [cpu=1]
     ]);
     expect(run("")[0]).toContain("(document): expected an AICRConfig document");
     expect(run("- a\n- b\n")[0]).toContain("(document): expected an AICRConfig document");
-    expect(run("a: [\n")[0]).toMatch(/^--config "c.yaml": not valid YAML or JSON: /);
+    expect(run("a: [\n")[0]).toBe(
+      '--config "c.yaml": not valid YAML or JSON at line 2, column 1 (BAD_INDENT)',
+    );
     expect(run("a: 1\n---\nb: 2\n")[0]).toContain("not valid YAML or JSON");
   });
 
@@ -331,9 +333,9 @@ describe("the file", () => {
     expect(refusal(join(dir, "nope.yaml"))).toContain("no such file");
     expect(refusal(join(dir, "nope", "x.yaml"))).toContain("no such file");
     mkdirSync(join(dir, "d"));
-    expect(refusal(join(dir, "d"))).toContain("not a regular file (a directory)");
+    expect(refusal(join(dir, "d"))).toContain("a directory, not a regular file");
     spawnSync("mkfifo", [join(dir, "fifo")]);
-    expect(refusal(join(dir, "fifo"))).toContain("not a regular file");
+    expect(refusal(join(dir, "fifo"))).toContain("a named pipe, not a regular file");
     expect(refusal("")).toContain("expected a file path");
     writeFileSync(join(dir, "big.yaml"), "#".repeat(CONFIG_MAX_BYTES + 1));
     expect(refusal(join(dir, "big.yaml"))).toContain(`${CONFIG_MAX_BYTES + 1} bytes, above the 1 MiB limit`);

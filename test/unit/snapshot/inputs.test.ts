@@ -28,7 +28,9 @@ describe("provider files", () => {
       /^INVALID_REQUEST: .*--oke-addons.*a directory/,
     );
     expect(code(() => readProviderDumps({ "aks-gpu-pools": join(dir, "none") }))).toMatch(/no such file/);
-    expect(code(() => readProviderDumps({ "gke-gpu-pools": big }))).toMatch(/more than 1048576/);
+    expect(code(() => readProviderDumps({ "gke-gpu-pools": big }))).toMatch(
+      /1048578 bytes, above the 1 MiB limit/,
+    );
   });
 
   test("the template file is read and parsed", () => {
