@@ -1,4 +1,5 @@
 import { type ConsolaReporter, createConsola, type LogObject } from "consola/basic";
+import { withoutControls } from "./terminal.ts";
 
 /**
  * Logging: everything goes to stderr (stdout is data). A message is the first argument; an optional
@@ -50,8 +51,9 @@ function splitArgs(args: unknown[]): { message: string; fields: Record<string, u
 }
 
 function renderValue(value: unknown): string {
-  const text = typeof value === "string" ? value : JSON.stringify(value);
-  return /[\s"=]/.test(text ?? "") ? JSON.stringify(text) : String(text);
+  const text = (typeof value === "string" ? value : JSON.stringify(value)) ?? "undefined";
+  // JSON.stringify escapes C0 but leaves C1 and bidi controls: withoutControls takes those
+  return withoutControls(/[\s"=]/.test(text) ? JSON.stringify(text) : text);
 }
 
 function textReporter(
@@ -60,7 +62,9 @@ function textReporter(
   const paint = (code: number, s: string): string => (opts.color ? `\x1b[${code}m${s}\x1b[0m` : s);
   return {
     log(obj: LogObject) {
-      const { message, fields } = splitArgs(obj.args);
+      const { message: raw, fields } = splitArgs(obj.args);
+      // a value quoted in a message (a server's, a file's) never reaches the terminal as a command
+      const message = withoutControls(raw);
       const level = LEVEL_NAMES[obj.level] ?? "info";
       const prefix =
         level === "error"

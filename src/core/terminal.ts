@@ -61,3 +61,15 @@ export const needsEscape = (text: string): boolean => ANY_ESCAPED.test(text);
 
 /** `text` in double quotes, escaped as `visible` does and `"` as `\"`: a JSON string literal. */
 export const quoted = (text: string): string => `"${visible(text).replace(/"/g, '\\"')}"`;
+
+// What a log line may not carry raw: the set above without the backslash, the line feed and the tab.
+const OBEYED =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: these are the characters this module escapes
+  /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]/gu;
+
+/**
+ * The log's last line of defence (core/log.ts, text mode): every character a terminal would obey is
+ * escaped, and nothing else — a backslash, a line feed and a tab print as they are, so a message a
+ * report already made visible is not escaped twice. Reports still use `visible`, which is one-to-one.
+ */
+export const withoutControls = (text: string): string => text.replace(OBEYED, escapeChar);

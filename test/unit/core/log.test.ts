@@ -29,3 +29,18 @@ test("text mode never renders the context fields; a line's own field equal to on
   log.info("[agent] other", { runId: "r-2" });
   expect(lines).toEqual(["plain n=1\n", "[agent] collected node=a\n", "[agent] other runId=r-2\n"]);
 });
+
+test("text mode: a message or field holding terminal controls prints them escaped, line feeds kept", () => {
+  const { log, lines } = capture({});
+  log.error("value \x1b]0;pwned\x07\x1b[2J from cm\n  remedy: none \u009b31m \u202eevil", {
+    node: "n\x1b[1m",
+    reason: "a b\u009b",
+  });
+  const [line] = lines;
+  expect(line).toBe(
+    'ERROR value \\u001b]0;pwned\\u0007\\u001b[2J from cm\n  remedy: none \\u009b31m \\u202eevil node=n\\u001b[1m reason="a b\\u009b"\n',
+  );
+  // a backslash is not doubled: a message a report already escaped is not escaped twice
+  log.info("C:\\path \\u001b");
+  expect(lines[1]).toBe("C:\\path \\u001b\n");
+});

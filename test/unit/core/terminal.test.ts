@@ -1,5 +1,5 @@
 import { describe, expect, test } from "bun:test";
-import { needsEscape, quoted, visible, visibleLines } from "../../../src/core/terminal.ts";
+import { needsEscape, quoted, visible, visibleLines, withoutControls } from "../../../src/core/terminal.ts";
 
 const ATTACK = "\x1b]0;pwned\x07\x1b[2J";
 
@@ -132,5 +132,12 @@ describe("quoted", () => {
     expect(quoted('say "hi"')).toBe('"say \\"hi\\""');
     expect(quoted(ATTACK)).toBe('"\\u001b]0;pwned\\u0007\\u001b[2J"');
     expect(quoted("a\nb")).toBe(JSON.stringify("a\nb"));
+  });
+});
+
+describe("withoutControls (the log's last line of defence)", () => {
+  test("escapes what a terminal obeys; keeps backslash, line feed and tab", () => {
+    expect(withoutControls("a\x1b[2J\tb\nc\\d\u009b\u202e\r")).toBe("a\\u001b[2J\tb\nc\\d\\u009b\\u202e\\r");
+    expect(withoutControls("plain ünïcode 🎉")).toBe("plain ünïcode 🎉");
   });
 });
