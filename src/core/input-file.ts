@@ -241,6 +241,47 @@ export async function readStdinText(
 }
 
 /**
+ * Where a JSON parse error is, as `at line L, column C` — JSON.parse says neither, and its message
+ * quotes the text it stopped at (part of a stored credential, in a Docker config). The position is
+ * the first character the JSON grammar cannot take, found by a scan of strings, brackets and commas;
+ * a text that scans clean (the error is in a literal's spelling) gets "(no position given)".
+ */
+export function jsonErrorAt(text: string): string {
+  let line = 1;
+  let col = 1;
+  const at = () => `at line ${line}, column ${col}`;
+  const stack: string[] = [];
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i] as string;
+    if (inString) {
+      if (c === "\\") {
+        i++;
+        col++;
+      } else if (c === '"') inString = false;
+      else if (c === "\n" || c.charCodeAt(0) < 0x20) return at();
+    } else if (c === '"') inString = true;
+    else if (c === "{" || c === "[") stack.push(c === "{" ? "}" : "]");
+    else if (c === "}" || c === "]") {
+      if (stack.pop() !== c) return at();
+    } else if (/[0-9a-zA-Z.+-]/.test(c)) {
+      // a bare word: one of JSON's three literals or a number, else the error is here
+      const word = /^[0-9a-zA-Z.+-]+/.exec(text.slice(i, i + 64))?.[0] ?? c;
+      if (!/^(true|false|null|-?\d+(\.\d+)?([eE][+-]?\d+)?)$/.test(word)) return at();
+      i += word.length - 1;
+      col += word.length - 1;
+    } else if (!/[\s,:]/.test(c)) return at();
+    if (c === "\n") {
+      line++;
+      col = 1;
+    } else col++;
+  }
+  return inString || stack.length > 0
+    ? `at line ${line}, column ${col} (the text ends early)`
+    : "(no position given)";
+}
+
+/**
  * Where a YAML parse error is — `line L, column C` and the parser's code — and nothing of the text
  * around it: the `yaml` package's message quotes the source (a kubeconfig's token, a file's first
  * line), so it never reaches a message.

@@ -115,7 +115,9 @@ describe("docker config.json", () => {
     const dir = mkdtempSync(join(root, "bad-"));
     writeFileSync(join(dir, "config.json"), "{not json");
     const err = (await resolve("r.example.com", { DOCKER_CONFIG: dir }).catch((e) => e)) as AicrError;
-    expect(err.message).toBe(`The Docker config "${join(dir, "config.json")}" is not valid JSON`);
+    expect(err.message).toBe(
+      `The Docker config "${join(dir, "config.json")}" is not valid JSON at line 1, column 2`,
+    );
   });
 });
 

@@ -6,7 +6,7 @@ import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { AicrError } from "../../core/errors.ts";
 import { homeDir } from "../../core/home.ts";
-import { INPUT_LIMITS, readInputText } from "../../core/input-file.ts";
+import { INPUT_LIMITS, jsonErrorAt, readInputText } from "../../core/input-file.ts";
 
 interface AuthEntry {
   auth?: string;
@@ -60,9 +60,13 @@ async function load(path: string): Promise<DockerConfig | undefined> {
     return parsed && typeof parsed === "object" ? (parsed as DockerConfig) : {};
   } catch {
     // no cause: a parse error quotes the offending token, which may be part of a stored secret
-    throw new AicrError("INVALID_REQUEST", `The Docker config ${JSON.stringify(path)} is not valid JSON`, {
-      remedy: "fix or remove the file (docker login rewrites it), or pass --username and --password-stdin",
-    });
+    throw new AicrError(
+      "INVALID_REQUEST",
+      `The Docker config ${JSON.stringify(path)} is not valid JSON ${jsonErrorAt(text)}`,
+      {
+        remedy: "fix or remove the file (docker login rewrites it), or pass --username and --password-stdin",
+      },
+    );
   }
 }
 

@@ -8,6 +8,7 @@ import {
   decodeUtf8,
   firstInvalidUtf8,
   type InputSpec,
+  jsonErrorAt,
   readInputBytes,
   readInputText,
   readStdinText,
@@ -164,5 +165,16 @@ describe("yamlErrorAt", () => {
     expect(at).not.toContain("s3cr3t");
     expect(yamlErrorAt({ mark: { line: 3, column: 0 } })).toBe("at line 4, column 1");
     expect(yamlErrorAt(new Error("x"))).toBe("(no position given)");
+  });
+});
+
+describe("jsonErrorAt", () => {
+  test("the position of the first character JSON cannot take, never the text", () => {
+    expect(jsonErrorAt('{\n  "auths": {\n    "r": {"auth": "c2VjcmV0"}}\n  } }')).toBe("at line 4, column 5");
+    expect(jsonErrorAt('{"auth": "unterminated')).toBe("at line 1, column 23 (the text ends early)");
+    expect(jsonErrorAt('{"a": 1;}')).toBe("at line 1, column 8");
+    expect(jsonErrorAt('{"a": nul}')).toBe("at line 1, column 7");
+    expect(jsonErrorAt("{not json")).toBe("at line 1, column 2");
+    expect(jsonErrorAt('{"a": [1, -2.5e3, true]}')).toBe("(no position given)");
   });
 });
