@@ -7,6 +7,7 @@ import { parse } from "yaml";
 import {
   decodeUtf8,
   firstInvalidUtf8,
+  INPUT_LIMITS,
   type InputSpec,
   jsonErrorAt,
   readInputBytes,
@@ -14,6 +15,7 @@ import {
   readStdinText,
   yamlErrorAt,
 } from "../../../src/core/input-file.ts";
+import { TEMPLATE_MAX_BYTES } from "../../../src/snapshot/_template.ts";
 import { thrown } from "../../support/reject.ts";
 
 const SPEC: InputSpec = { flag: "--recipe", what: "a recipe file", maxBytes: 1024 };
@@ -176,5 +178,34 @@ describe("jsonErrorAt", () => {
     expect(jsonErrorAt('{"a": nul}')).toBe("at line 1, column 7");
     expect(jsonErrorAt("{not json")).toBe("at line 1, column 2");
     expect(jsonErrorAt('{"a": [1, -2.5e3, true]}')).toBe("(no position given)");
+  });
+});
+
+describe("README states the caps the reader applies", () => {
+  test("every row of the Security section's table is INPUT_LIMITS' value", async () => {
+    const readme = await Bun.file(join(import.meta.dir, "../../../README.md")).text();
+    const section = readme.slice(readme.indexOf("## Security"), readme.indexOf("## Exit codes"));
+    const rows = new Map(
+      [...section.matchAll(/^ {2}\| (.+?) +\| (\d+) (KiB|MiB|GiB) +\|$/gm)].map((m) => [
+        m[1] as string,
+        Number(m[2]) * 1024 ** (["KiB", "MiB", "GiB"].indexOf(m[3] as string) + 1),
+      ]),
+    );
+    const expected: [string, number][] = [
+      ["kubeconfig", INPUT_LIMITS.kubeconfig],
+      ["a CA, certificate or key file (kubeconfig, --ca-file)", INPUT_LIMITS.pem],
+      ["--recipe", INPUT_LIMITS.recipe],
+      ["--snapshot, diff -b/--target, one snapshot of --fleet", INPUT_LIMITS.snapshot],
+      ["--fleet (all files, or one multi-document file)", INPUT_LIMITS.fleet],
+      ["--config, --cluster-config, provider dumps", INPUT_LIMITS.config],
+      ["--template", INPUT_LIMITS.template],
+      ["Docker config.json", INPUT_LIMITS.dockerConfig],
+      ["image push archive", INPUT_LIMITS.archive],
+      ["--password-stdin", INPUT_LIMITS.password],
+    ];
+    expect([...rows.entries()]).toEqual(expected);
+    expect(INPUT_LIMITS.clusterConfig).toBe(INPUT_LIMITS.config);
+    expect(INPUT_LIMITS.providerDump).toBe(INPUT_LIMITS.config);
+    expect(TEMPLATE_MAX_BYTES).toBe(INPUT_LIMITS.template);
   });
 });
