@@ -101,6 +101,11 @@ export class KubeClient {
     return this.http.answered;
   }
 
+  /** The exec credential plugin requests wait on now (its command, quoted); undefined when none. */
+  get pendingPlugin(): string | undefined {
+    return this.http.pendingPlugin;
+  }
+
   static connect(source: KubeConfigSource, options: KubeClientOptions = {}): KubeClient {
     return new KubeClient(loadKubeConfig(source), options);
   }

@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { dirname, isAbsolute, join } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 
 import { AicrError } from "../core/errors.ts";
@@ -214,14 +214,14 @@ function loadKubeconfigFile(kc: KubeConfig, path: string): void {
     });
   }
   kc.makePathsAbsolute(dirname(path));
-  inlineReferencedFiles(kc);
+  inlineReferencedFiles(kc, dirname(path));
 }
 
 /**
  * certificate-authority, client-certificate and client-key files → their data, each through the
  * bounded reader (client-node would read them whole on every request).
  */
-function inlineReferencedFiles(kc: KubeConfig): void {
+function inlineReferencedFiles(kc: KubeConfig, root: string): void {
   const pem = (field: string, file: string): string =>
     Buffer.from(
       readInputBytes(file, {
@@ -233,7 +233,14 @@ function inlineReferencedFiles(kc: KubeConfig): void {
   const clusters = kc.clusters.map((c) =>
     c.caFile ? { ...c, caFile: undefined, caData: pem("certificate-authority", c.caFile) } : c,
   );
-  const users = kc.users.map((u) => {
+  const users = kc.users.map((user) => {
+    // An exec plugin named by a relative path with a slash is found beside the kubeconfig, as kubectl
+    // finds it; a bare name is looked up on PATH.
+    const command = user.exec?.command;
+    const u =
+      typeof command === "string" && command.includes("/") && !isAbsolute(command)
+        ? { ...user, exec: { ...user.exec, command: join(root, command) } }
+        : user;
     if (!u.certFile && !u.keyFile) return u;
     return {
       ...u,

@@ -122,10 +122,23 @@ export async function withRun<Plan, Gate, T>(
     ...options.timeout,
     flag: "--timeout",
     startedAt: options.startedAt,
-    instead: () =>
-      client.answered
+    instead: () => {
+      // Requests still waiting for the kubeconfig's credential plugin: it, not the server, held the run.
+      const plugin = client.pendingPlugin;
+      if (plugin)
+        return new AicrError(
+          "UNAUTHORIZED",
+          `--timeout ran out while the kubeconfig's exec credential plugin ${plugin} was still running: no request was sent`,
+          {
+            remedy:
+              "run the plugin yourself (or kubectl get ns with the same kubeconfig) to see what it waits for — a login prompt, a network it cannot reach — then try again",
+            context: { plugin },
+          },
+        );
+      return client.answered
         ? undefined
-        : toAicrError(new NoAnswerError(timeoutMs), "waiting for the API server", client.server),
+        : toAicrError(new NoAnswerError(timeoutMs), "waiting for the API server", client.server);
+    },
   });
   // Declared after the deadline, so disposed before it: no timer of the run outlives it.
   using progress = createProgress({

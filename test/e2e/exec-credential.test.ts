@@ -32,7 +32,7 @@ afterAll(async () => {
 }, CLUSTER_HOOK_MS);
 
 /** A plugin script in a folder of its own (its runs counted in `count`, its pid in `pid`) and a kubeconfig naming it. */
-function setup(body: string): { kubeconfig: string; folder: string; runs: () => number } {
+function setup(body: string, command?: string): { kubeconfig: string; folder: string; runs: () => number } {
   const folder = join(dir, `plugin-${++n}`);
   mkdirSync(folder);
   const plugin = join(folder, "plugin.sh");
@@ -51,7 +51,7 @@ function setup(body: string): { kubeconfig: string; folder: string; runs: () => 
           user: {
             exec: {
               apiVersion: "client.authentication.k8s.io/v1",
-              command: plugin,
+              command: command ?? plugin,
               interactiveMode: "IfAvailable",
             },
           },
@@ -101,6 +101,36 @@ test(
     expect(requests.length).toBeGreaterThan(4);
     expect(new Set(requests.map((e) => e.user))).toEqual(new Set(["admin"]));
     expect(runs()).toBe(1);
+  },
+  TEST_MS,
+);
+
+test(
+  "a relative command with a slash is found beside the kubeconfig, as kubectl finds it",
+  async () => {
+    const { kubeconfig, runs } = setup(credential(token), "./plugin.sh");
+    const r = await aicr(["runs", "list", "-A"], { cwd: dir, env: baseEnv({ KUBECONFIG: kubeconfig }) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(runs()).toBe(1);
+  },
+  TEST_MS,
+);
+
+test(
+  "snapshot --timeout while the plugin hangs: exit 4 naming the plugin, not a silent API server; nothing sent",
+  async () => {
+    const { kubeconfig, folder } = setup("sleep 600");
+    const since = cluster.log.entries.length;
+    const r = await aicr(["snapshot", "-n", "default", "--timeout", "2s"], {
+      env: baseEnv({ KUBECONFIG: kubeconfig }),
+    });
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain(
+      `--timeout ran out while the kubeconfig's exec credential plugin ${JSON.stringify(join(folder, "plugin.sh"))} was still running`,
+    );
+    expect(r.stderr).not.toContain("accepted no request");
+    expect(cluster.log.entries.length).toBe(since);
+    expect(await goneSoon(Number(readFileSync(join(folder, "pid"), "utf8")))).toBe(true);
   },
   TEST_MS,
 );
