@@ -204,7 +204,7 @@ describe("aicr diff --fleet", () => {
       [["--fleet", NODES, "-b", "cm://ops/golden"], "invalid --baseline"],
       [["--fleet", NODES, "-o", "table"], "invalid --output"],
       [["--fleet", NODES, "--ignore="], "invalid --ignore"],
-      [["--fleet="], "--fleet needs a value"],
+      [["--fleet="], 'invalid --fleet "": an empty value'],
     ];
     for (const [args, message] of cases) {
       const r = await aicr(["diff", ...args], { env });
