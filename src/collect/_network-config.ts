@@ -1,7 +1,7 @@
 import * as v from "valibot";
-import { parse as parseYaml } from "yaml";
 import { AicrError, bulletList } from "../core/errors.ts";
 import { INPUT_LIMITS, readInputText, yamlErrorAt } from "../core/input-file.ts";
+import { parseYamlDocument } from "../core/yaml.ts";
 import { formatIssuePath, issueMessage } from "../snapshot/schema.ts";
 
 /**
@@ -94,7 +94,7 @@ const bad = (path: string, message: string, extra: { cause?: unknown; problems?:
 export function parseClusterConfig(text: string, path: string): ClusterConfig {
   let raw: unknown;
   try {
-    raw = parseYaml(text, { prettyErrors: true });
+    raw = parseYamlDocument(text);
   } catch (err) {
     // the position alone: the parser's message quotes the file
     throw bad(path, `is not valid YAML ${yamlErrorAt(err)}`);

@@ -7,10 +7,10 @@
  * host behaves the same).
  */
 import * as v from "valibot";
-import { parse as parseYaml } from "yaml";
 import { AicrError } from "../core/errors.ts";
 import { INPUT_LIMITS, readInputText, yamlErrorAt } from "../core/input-file.ts";
 import { nearest } from "../core/suggest.ts";
+import { parseYamlDocument } from "../core/yaml.ts";
 import { issueMessage } from "../snapshot/schema.ts";
 import type { ParsedArgv } from "./_argv.ts";
 import { at, CONFIG_GROUPS, type ConfigEntry, mapConfigEntries } from "./_config-flags.ts";
@@ -94,7 +94,7 @@ export function configEntries(
 ): { entries: ConfigEntry[]; problems: string[] } {
   let raw: unknown;
   try {
-    raw = parseYaml(text, { prettyErrors: true, uniqueKeys: true });
+    raw = parseYamlDocument(text);
   } catch (err) {
     // the position alone: the parser's message quotes the file
     throw refuse(file, `not valid YAML or JSON ${yamlErrorAt(err)}`, "fix the syntax at the position shown");

@@ -22,9 +22,12 @@ export const INPUT_LIMITS = {
   /** A certificate, key or CA bundle a kubeconfig or --ca-file names. */
   pem: 1 * MiB,
   config: 1 * MiB,
-  recipe: 4 * MiB,
-  /** One snapshot (an apiserver caps the ConfigMap that carries one at 1 MiB). */
-  snapshot: 16 * MiB,
+  recipe: 1 * MiB,
+  /**
+   * One snapshot: twice what a ConfigMap (the agent's channel) can carry. The strict YAML reader
+   * takes about 130 bytes of memory per byte, so the cap bounds memory too.
+   */
+  snapshot: 2 * MiB,
   /** A whole fleet for aicr diff --fleet: a directory's files together, or one multi-document file. */
   fleet: 256 * MiB,
   clusterConfig: 1 * MiB,

@@ -1,7 +1,7 @@
 import * as v from "valibot";
-import { parse as parseYaml } from "yaml";
 import { AicrError } from "../core/errors.ts";
 import { yamlErrorAt } from "../core/input-file.ts";
+import { parseYamlDocument } from "../core/yaml.ts";
 
 /** The measurement types a snapshot may carry, in the order collectors emit them. */
 export const MEASUREMENT_TYPES = ["K8s", "GPU", "OS", "SystemD", "NodeTopology", "NetworkTopology"] as const;
@@ -246,7 +246,7 @@ export function parseSnapshot(text: string, source: string, options: ParseSnapsh
   let raw: unknown;
   try {
     raw = options.native && nativeYaml ? readNative(nativeYaml, text) : undefined;
-    raw ??= parseYaml(text, { prettyErrors: true });
+    raw ??= parseYamlDocument(text);
   } catch (err) {
     // the position alone: the parser's message quotes the text around it
     throw new AicrError(

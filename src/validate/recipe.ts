@@ -1,7 +1,7 @@
 import * as v from "valibot";
-import { parse as parseYaml } from "yaml";
 import { AicrError } from "../core/errors.ts";
 import { yamlErrorAt } from "../core/input-file.ts";
+import { parseYamlDocument } from "../core/yaml.ts";
 import { formatIssuePath, issueMessage, MEASUREMENT_TYPES } from "../snapshot/schema.ts";
 
 /** Validation phases, in the order they run. */
@@ -100,7 +100,7 @@ function describeIssue(issue: v.BaseIssue<unknown>): string {
 export function parseRecipe(text: string, source: string): Recipe {
   let raw: unknown;
   try {
-    raw = parseYaml(text, { prettyErrors: true });
+    raw = parseYamlDocument(text);
   } catch (err) {
     // the position alone: the parser's message quotes the text around it
     throw new AicrError(

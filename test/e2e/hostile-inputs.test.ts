@@ -127,7 +127,7 @@ describe("every file the user names is bounded (finding 4)", () => {
     await refused(["validate", "--no-cluster", "-r", RECIPE, "-s", fifo], "a named pipe, not a regular file");
     await refused(
       ["validate", "--no-cluster", "-r", sparse(), "-s", SNAPSHOT],
-      "3221225472 bytes, above the 4 MiB limit",
+      "3221225472 bytes, above the 1 MiB limit",
     );
   });
 
