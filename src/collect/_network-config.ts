@@ -90,6 +90,21 @@ const bad = (path: string, message: string, extra: { cause?: unknown; problems?:
     },
   });
 
+/** The most values (leaves) a cluster-config may hold: each becomes a reading of the snapshot. */
+export const MAX_CLUSTER_CONFIG_VALUES = 10_000;
+
+/** The leaves of a parsed document, counted up to `stop` (so a huge one is not walked whole). */
+function countValues(value: unknown, stop: number): number {
+  let n = 0;
+  const stack: unknown[] = [value];
+  while (stack.length > 0 && n < stop) {
+    const v = stack.pop();
+    if (v !== null && typeof v === "object") stack.push(...Object.values(v));
+    else n++;
+  }
+  return n;
+}
+
 /** Parses and checks a cluster-config.yaml's text; every problem named by its path. */
 export function parseClusterConfig(text: string, path: string): ClusterConfig {
   let raw: unknown;
@@ -101,6 +116,11 @@ export function parseClusterConfig(text: string, path: string): ClusterConfig {
   }
   if (Array.isArray(raw) || (raw !== null && raw !== undefined && typeof raw !== "object"))
     throw bad(path, "expected a map (a k8s-launch-kit cluster-config.yaml) at the top level");
+  // Each value becomes a reading (unknown fields are kept): bounded, so a file under its byte cap
+  // cannot make a snapshot of a hundred thousand readings.
+  const values = countValues(raw, MAX_CLUSTER_CONFIG_VALUES + 1);
+  if (values > MAX_CLUSTER_CONFIG_VALUES)
+    throw bad(path, `holds more than ${MAX_CLUSTER_CONFIG_VALUES} values; a cluster-config has a few dozen`);
   const result = v.safeParse(ClusterConfigSchema, raw ?? {});
   if (result.success) return result.output;
   const problems = result.issues.map((i) => `${formatIssuePath(i)}: ${issueMessage(i)}`);

@@ -39,6 +39,8 @@ export const INPUT_LIMITS = {
   archive: 2048 * MiB,
   /** --password-stdin. */
   password: 64 * 1024,
+  /** A kubeconfig user's token-file (a ServiceAccount token is about 1 KiB). */
+  token: 64 * 1024,
 } as const;
 
 /** A read that has not finished within this is given up (a hung network filesystem). */
@@ -217,10 +219,19 @@ function textOf(bytes: Uint8Array, spec: InputSpec, path: string): string {
  * Standard input as UTF-8 text of at most `spec.maxBytes` (--password-stdin): a terminal, pipe or
  * file alike, read until its end; more than the cap is refused as soon as it is seen.
  */
-export async function readStdinText(
-  spec: InputSpec,
-  stream: ReadableStream<Uint8Array> = Bun.stdin.stream(),
-): Promise<string> {
+export async function readStdinText(spec: InputSpec, given?: ReadableStream<Uint8Array>): Promise<string> {
+  if (!given) {
+    // `< dir` opens a directory as stdin: reading it fails with EISDIR, so it is refused first
+    let mode: number | undefined;
+    try {
+      mode = fstatSync(0).mode;
+    } catch {
+      mode = undefined;
+    }
+    if (mode !== undefined && (mode & 0o170000) === 0o040000)
+      throw inputError(spec, "-", "standard input is a directory");
+  }
+  const stream = given ?? Bun.stdin.stream();
   const chunks: Uint8Array[] = [];
   let n = 0;
   const reader = stream.getReader();
@@ -237,6 +248,9 @@ export async function readStdinText(
         );
       chunks.push(value);
     }
+  } catch (err) {
+    if (err instanceof AicrError) throw err;
+    throw inputError(spec, "-", `standard input ${errnoProblem(err)}`);
   } finally {
     reader.releaseLock();
   }

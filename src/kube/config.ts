@@ -199,6 +199,14 @@ function loadKubeconfigFile(kc: KubeConfig, path: string): void {
     maxBytes: INPUT_LIMITS.kubeconfig,
     remedy: KUBECONFIG_REMEDY,
   });
+  // client-node reads a user's token-file while it parses (readFileSync, no bound): each is checked
+  // through the bounded reader first, so a FIFO or /dev/zero is refused instead of hanging or growing.
+  for (const file of tokenFiles(text))
+    readInputBytes(file, {
+      flag: "the kubeconfig's token-file",
+      what: "a token file",
+      maxBytes: INPUT_LIMITS.token,
+    });
   try {
     kc.loadFromString(text);
   } catch (err) {
@@ -215,6 +223,28 @@ function loadKubeconfigFile(kc: KubeConfig, path: string): void {
   }
   kc.makePathsAbsolute(dirname(path));
   inlineReferencedFiles(kc, dirname(path));
+}
+
+/**
+ * The token-file paths a kubeconfig's users name, as client-node will read them: from Bun's YAML
+ * reader when it reads the text, else from the lines that set one (the parse that follows decides
+ * whether the file is a kubeconfig at all).
+ */
+function tokenFiles(text: string): string[] {
+  const native = (globalThis as { Bun?: { YAML?: { parse(t: string): unknown } } }).Bun?.YAML;
+  try {
+    const doc = native?.parse(text) as { users?: { user?: Record<string, unknown> }[] } | undefined;
+    if (doc && Array.isArray(doc.users))
+      return doc.users.flatMap((u) => {
+        const file = u?.user?.["token-file"];
+        return typeof file === "string" && file ? [file] : [];
+      });
+  } catch {
+    // fall through to the lines
+  }
+  return [...text.matchAll(/^\s*["']?token-file["']?\s*:\s*["']?([^"'\n#]+?)["']?\s*$/gm)].map(
+    (m) => m[1] as string,
+  );
 }
 
 /**

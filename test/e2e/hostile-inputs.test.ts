@@ -12,7 +12,7 @@ import { join } from "node:path";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { startTestCluster, type TestCluster } from "../cluster/testbed.ts";
 import { requestsSince } from "../support/requests.ts";
-import { aicr, baseEnv, ROOT } from "./_aicr.ts";
+import { AICR, aicr, baseEnv, ROOT } from "./_aicr.ts";
 
 const TOKEN = "sk-live-0123456789abcdefSECRET";
 const SNAPSHOT = join(ROOT, "test/fixtures/diff/baseline.yaml");
@@ -144,6 +144,17 @@ describe("every file the user names is bounded (finding 4)", () => {
     doc.clusters[0].cluster["certificate-authority"] = "/dev/zero";
     writeFileSync(withCa, stringifyYaml(doc));
     await refused(["runs", "list", "-n", "default", "--kubeconfig", withCa], "certificate-authority");
+    // client-node reads a token-file while it parses the kubeconfig: checked first
+    for (const tokenFile of [fifo, "/dev/zero"]) {
+      const withToken = join(dir, "token.kubeconfig");
+      const doc = parseYaml(readFileSync(kubeconfig, "utf8"));
+      doc.users[0].user = { "token-file": tokenFile };
+      writeFileSync(withToken, stringifyYaml(doc));
+      await refused(
+        ["runs", "list", "-n", "default", "--kubeconfig", withToken],
+        "the kubeconfig's token-file",
+      );
+    }
   });
 
   test("image push: the archive, --ca-file, --password-stdin", async () => {
@@ -155,6 +166,23 @@ describe("every file the user names is bounded (finding 4)", () => {
       "more than 64 KiB on standard input",
       { stdin: "p".repeat(100 * 1024) },
     );
+    // a directory as stdin (`< dir`): refused, not a crash
+    const before = cluster.log.entries.length;
+    const proc = Bun.spawn(
+      [
+        "sh",
+        "-c",
+        'exec "$0" image push "$1" "$2" --username me --password-stdin < "$3"',
+        AICR,
+        SNAPSHOT,
+        dest,
+        dir,
+      ],
+      { env, stdout: "pipe", stderr: "pipe" },
+    );
+    expect(await proc.exited).toBe(2);
+    expect(await new Response(proc.stderr).text()).toContain("standard input is a directory");
+    expect(requestsSince(cluster, before)).toEqual([]);
   });
 
   test("snapshot --local: --cluster-config, --template, --config", async () => {

@@ -2,6 +2,7 @@ import { describe, expect, test } from "bun:test";
 import { mkdir, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { collectNetwork } from "../../../src/collect/_network.ts";
+import { MAX_CLUSTER_CONFIG_VALUES, parseClusterConfig } from "../../../src/collect/_network-config.ts";
 import { checkClusterConfigFile, MAX_CLUSTER_CONFIG_BYTES } from "../../../src/collect/index.ts";
 import type { AicrError } from "../../../src/core/errors.ts";
 import { rejection } from "../../support/reject.ts";
@@ -150,4 +151,11 @@ describe("cluster-config in NetworkTopology", () => {
       ]);
     });
   });
+});
+
+test("a cluster-config of more values than MAX_CLUSTER_CONFIG_VALUES is refused before it becomes readings", () => {
+  const many = `clusterConfig:\n  - identifier: a\nextra:\n${Array.from({ length: MAX_CLUSTER_CONFIG_VALUES + 1 }, (_, i) => `  k${i}: ${i}`).join("\n")}\n`;
+  expect(() => parseClusterConfig(many, "c.yaml")).toThrow(
+    `holds more than ${MAX_CLUSTER_CONFIG_VALUES} values`,
+  );
 });

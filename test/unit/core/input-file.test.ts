@@ -202,6 +202,7 @@ describe("README states the caps the reader applies", () => {
       ["Docker config.json", INPUT_LIMITS.dockerConfig],
       ["image push archive", INPUT_LIMITS.archive],
       ["--password-stdin", INPUT_LIMITS.password],
+      ["a kubeconfig user's token-file", INPUT_LIMITS.token],
     ];
     expect([...rows.entries()]).toEqual(expected);
     expect(INPUT_LIMITS.clusterConfig).toBe(INPUT_LIMITS.config);
