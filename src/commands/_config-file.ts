@@ -13,7 +13,7 @@ import { nearest } from "../core/suggest.ts";
 import { parseYamlDocument } from "../core/yaml.ts";
 import { issueMessage } from "../snapshot/schema.ts";
 import type { ParsedArgv } from "./_argv.ts";
-import { at, CONFIG_GROUPS, type ConfigEntry, mapConfigEntries } from "./_config-flags.ts";
+import { at, type ConfigEntry, configGroup, mapConfigEntries } from "./_config-flags.ts";
 import type { FlagSpecs } from "./_flag-spec.ts";
 import { mergeUnder } from "./_flags.ts";
 
@@ -116,10 +116,9 @@ export function configEntries(
   const section = isMap(spec[command]) ? spec[command] : undefined;
   const entries: ConfigEntry[] = [];
   const base = `spec.${command}`;
-  const groups = CONFIG_GROUPS[command] ?? {};
   for (const [key, value] of Object.entries(section ?? {})) {
     // own keys only: a key named like a built-in (constructor, __proto__) is an unknown key
-    const allowed = Object.hasOwn(groups, key) ? groups[key] : undefined;
+    const allowed = configGroup(command, key);
     if (allowed === undefined) {
       entries.push({ path: at(base, key), key, value });
       continue;

@@ -1,4 +1,5 @@
 import { AicrError } from "../core/errors.ts";
+import { checkFileDestination } from "../core/files.ts";
 import { IMAGE_REPOSITORY, REVISION, releaseTag, VERSION } from "../core/version.ts";
 import { saveImage } from "../image/save.ts";
 import { defineAicrCommand } from "./_define.ts";
@@ -28,6 +29,17 @@ export default defineAicrCommand({
         remedy: "pass -o aicr-image.tar (a path that does not exist yet)",
         context: { field: "--output" },
       });
+    // Checked before the archive is built (seconds of work): /proc, a device, a missing parent.
+    if (output.endsWith("/"))
+      throw new AicrError(
+        "INVALID_REQUEST",
+        `invalid --output ${JSON.stringify(output)}: a directory, not an archive path`,
+        {
+          remedy: `name the archive file, e.g. -o ${JSON.stringify(`${output}aicr-image.tar`)}`,
+          context: { field: "--output", value: output },
+        },
+      );
+    checkFileDestination(output, "--output");
     const saved = await saveImage({
       output,
       executable: process.execPath,

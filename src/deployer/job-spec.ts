@@ -87,8 +87,13 @@ export function podResources(
   const requests = mergeResources(defaults.requests, input.requests);
   const limits = mergeResources(defaults.limits, input.limits);
   for (const [name, qty] of Object.entries(input.requests ?? {})) {
-    const limit = limits[name];
-    if (limit !== undefined && !(name in (input.limits ?? {})) && quantityValue(qty) > quantityValue(limit))
+    // own properties only: a name such as constructor (the SDK takes any record) is no limit
+    const limit = Object.hasOwn(limits, name) ? limits[name] : undefined;
+    if (
+      limit !== undefined &&
+      !Object.hasOwn(input.limits ?? {}, name) &&
+      quantityValue(qty) > quantityValue(limit)
+    )
       limits[name] = qty;
   }
   return { requests, limits };

@@ -1,5 +1,10 @@
 import { describe, expect, test } from "bun:test";
-import { type AgentJobInput, buildAgentJob, mergeResources } from "../../../src/deployer/job-spec.ts";
+import {
+  type AgentJobInput,
+  buildAgentJob,
+  mergeResources,
+  podResources,
+} from "../../../src/deployer/job-spec.ts";
 import { runNames } from "../../../src/run/names.ts";
 
 const RUN = "20260821-142233-9f3a1c0b7e2d4a55";
@@ -165,4 +170,13 @@ test("the Job carries a non-blocking ownerReference to the run's anchor", () => 
   expect(buildAgentJob({ ...base, owner: anchor }).metadata.ownerReferences).toEqual([
     { ...anchor, blockOwnerDeletion: false },
   ]);
+});
+
+test("podResources: a resource named like a built-in (the SDK takes any record) is a name, not a limit", () => {
+  const out = podResources(
+    { requests: { cpu: "100m" }, limits: { cpu: "1" } },
+    { requests: { constructor: "1", toString: "2" } },
+  );
+  expect(out.requests).toEqual({ cpu: "100m", constructor: "1", toString: "2" });
+  expect(out.limits).toEqual({ cpu: "1" });
 });

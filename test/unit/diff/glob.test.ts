@@ -34,3 +34,11 @@ describe("--ignore globs", () => {
     expect(err.message).toContain("--ignore");
   });
 });
+
+test("matching is linear: many ** over a long key end at once with the right answer", () => {
+  const key = `K8s.x.${"a".repeat(60)}`;
+  expect(compileGlob("**a**a**a**a**a**a**a**a**b").test(key)).toBe(false);
+  expect(compileGlob("**a**a**a**a**a**a**a**a**").test(key)).toBe(true);
+  expect(compileGlob("K8s.*.***").test(key)).toBe(true);
+  expect(compileGlob("K8s.*").test(key)).toBe(false);
+});
