@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
 import { CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../cluster/testbed.ts";
+import { alive, goneSoon } from "../support/processes.ts";
 import { AICR, aicr, baseEnv, ensureBuilt } from "./_aicr.ts";
 
 const TEST_MS = 30_000;
@@ -72,23 +73,6 @@ function setup(body: string, command?: string): { kubeconfig: string; folder: st
 
 const credential = (t: string) =>
   `cat <<'EOF'\n${JSON.stringify({ apiVersion: "client.authentication.k8s.io/v1", kind: "ExecCredential", status: { token: t } })}\nEOF`;
-
-/**
- * Whether the process runs (kill -0; a zombie left to an init that reaps late has ended, so
- * /proc says so where there is one).
- */
-function alive(pid: number): boolean {
-  if (Bun.spawnSync(["kill", "-0", String(pid)], { stderr: "ignore" }).exitCode !== 0) return false;
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return !existsSync("/proc/self");
-  }
-}
-async function goneSoon(pid: number): Promise<boolean> {
-  for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(50);
-  return !alive(pid);
-}
 
 test(
   "runs list: every request carries the plugin's token, and the plugin ran once",

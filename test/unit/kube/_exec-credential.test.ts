@@ -16,6 +16,7 @@ import { loadKubeConfig } from "../../../src/kube/config.ts";
 import { KubeHttp } from "../../../src/kube/http.ts";
 import { clientCert } from "../../cluster/certs.ts";
 import { CLUSTER_HOOK_MS, startTestCluster, type TestCluster } from "../../cluster/testbed.ts";
+import { goneSoon } from "../../support/processes.ts";
 
 const TEST_MS = 20_000;
 const V1 = "client.authentication.k8s.io/v1";
@@ -112,25 +113,6 @@ async function failureOf(p: Promise<unknown>): Promise<AicrError> {
   );
   expect(err).toBeInstanceOf(AicrError);
   return err as AicrError;
-}
-
-/**
- * Whether the process runs (kill -0; a zombie left to an init that reaps late has ended, so
- * /proc says so where there is one).
- */
-function alive(pid: number): boolean {
-  if (Bun.spawnSync(["kill", "-0", String(pid)], { stderr: "ignore" }).exitCode !== 0) return false;
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return !existsSync("/proc/self");
-  }
-}
-
-/** Whether the process has gone, waiting up to 5 s for it. */
-async function goneSoon(pid: number): Promise<boolean> {
-  for (let i = 0; i < 100 && alive(pid); i++) await Bun.sleep(50);
-  return !alive(pid);
 }
 
 const users = (since: number) => cluster.log.entries.slice(since).map((e) => e.user);
