@@ -195,13 +195,15 @@ describe("push inputs are checked before any request", () => {
       (await failing({ ...base, username: "alice", passwordStdin: true, plainHttp: true })).message,
     ).toContain("over plain HTTP");
     expect((await failing({ ...base, caFile: "/nonexistent/ca.pem" })).message).toContain(
-      'Cannot read --ca-file "/nonexistent/ca.pem"',
+      '--ca-file "/nonexistent/ca.pem": no such file',
     );
     const notPem = `${archive}.txt`;
     writeFileSync(notPem, "hello");
     expect((await failing({ ...base, caFile: notPem })).message).toContain("holds no PEM certificate");
     expect((await failing({ ...base, archive: notPem })).message).toContain("is not a valid OCI archive");
-    expect((await failing({ ...base, archive: "/nonexistent.tar" })).message).toContain("ENOENT");
+    expect((await failing({ ...base, archive: "/nonexistent.tar" })).message).toContain(
+      'archive "/nonexistent.tar": no such file',
+    );
     const empty = await resolvePushInputs({ ...base, username: "a", passwordStdin: true }, stdin("\n")).catch(
       (e) => e,
     );
