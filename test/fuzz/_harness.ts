@@ -31,10 +31,10 @@ import { AICR, ensureBuilt } from "../e2e/_aicr.ts";
 export const SEED = Number(process.env.AICR_FUZZ_SEED ?? 20_251_202);
 /**
  * Runs of each in-process property (AICR_FUZZ_RUNS, default 1000); the random command lines per
- * command through the binary are a 60th of it (each a process, run twice), or AICR_FUZZ_BINARY_RUNS.
+ * command through the binary are a 100th of it (each a process, run twice), or AICR_FUZZ_BINARY_RUNS.
  */
 export const RUNS = Math.max(1, Number(process.env.AICR_FUZZ_RUNS ?? 1000));
-export const BINARY_RUNS = Math.max(2, Number(process.env.AICR_FUZZ_BINARY_RUNS ?? Math.ceil(RUNS / 60)));
+export const BINARY_RUNS = Math.max(2, Number(process.env.AICR_FUZZ_BINARY_RUNS ?? Math.ceil(RUNS / 100)));
 
 /** A run of the binary longer than this is killed and fails "time" (AICR_FUZZ_TIME_BOUND_MS). */
 export const TIME_BOUND_MS = Number(process.env.AICR_FUZZ_TIME_BOUND_MS ?? 20_000);
