@@ -196,6 +196,11 @@ export const INPUT_KINDS = [
 ] as const;
 export type InputKind = (typeof INPUT_KINDS)[number];
 
+/** The kinds random command lines draw from: not the slow ones (the file matrix has those) nor the kubeconfig (a run's own). */
+export const QUICK_INPUT_KINDS: readonly InputKind[] = INPUT_KINDS.filter(
+  (k) => !["big-4MiB", "keys-40k", "keys-under-1MiB", "kubeconfig"].includes(k),
+);
+
 /** The kinds an output flag (a file aicr writes) is given. */
 export const OUTPUT_KINDS = [
   "dev-zero",
@@ -213,6 +218,11 @@ export interface Workspace {
   certData: string;
   /** The kubeconfig pointing at `server` (one per server). */
   kubeconfigFor(server: CountingServer): string;
+  /**
+   * A Docker config directory (for DOCKER_CONFIG) holding the registry password for every server
+   * given: image push must never show it either.
+   */
+  dockerConfigFor(servers: readonly CountingServer[]): string;
   /** A path of the given kind (made on first use; the kubeconfig kind is the first server's). */
   input(kind: InputKind): string;
   output(kind: OutputKind): string;
@@ -251,6 +261,13 @@ export function makeWorkspace(): Workspace {
       );
       firstKubeconfig ??= path;
       return path;
+    },
+    dockerConfigFor(servers) {
+      const docker = join(dir, "docker");
+      mkdirSync(docker, { recursive: true });
+      const auths = Object.fromEntries(servers.map((s) => [s.host, { auth: secrets.dockerAuth }]));
+      writeFileSync(join(docker, "config.json"), JSON.stringify({ auths }), { mode: 0o600 });
+      return docker;
     },
     input(kind) {
       switch (kind) {

@@ -8,7 +8,6 @@
  * its smallest command line and prints it with the seed (AICR_FUZZ_SEED replays it).
  */
 import { afterAll, beforeAll, describe, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import fc from "fast-check";
 import { type ArgvContext, argvFor, envArb, LOGGING } from "./_arbitraries.ts";
@@ -18,6 +17,7 @@ import {
   BINARY_RUNS,
   type CountingServer,
   makeWorkspace,
+  QUICK_INPUT_KINDS,
   type RunResult,
   runBinary,
   SEED,
@@ -41,13 +41,7 @@ beforeAll(() => {
   ws = makeWorkspace();
   servers = [startCountingServer(), startCountingServer()];
   for (const s of servers) ws.kubeconfigFor(s);
-  const docker = join(ws.dir, "docker");
-  mkdirSync(docker);
-  const auth = ws.secrets.dockerAuth;
-  writeFileSync(
-    join(docker, "config.json"),
-    JSON.stringify({ auths: Object.fromEntries(servers.map((s) => [s.host, { auth }])) }),
-  );
+  ws.dockerConfigFor(servers);
 });
 afterAll(() => {
   for (const s of servers ?? []) s.stop();
@@ -62,20 +56,7 @@ afterAll(() => {
 function context(server: CountingServer): ArgvContext {
   return {
     inputs: [
-      ...(
-        [
-          "dev-zero",
-          "fifo",
-          "directory",
-          "empty",
-          "random-bytes",
-          "invalid-utf8",
-          "sparse-3GiB",
-          "symlink-loop",
-          "missing",
-          "proc-file",
-        ] as const
-      ).map((k) => ws.input(k)),
+      ...QUICK_INPUT_KINDS.map((k) => ws.input(k)),
       ws.kubeconfigFor(server),
       FIXTURES.snapshot,
       FIXTURES.target,

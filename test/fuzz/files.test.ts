@@ -8,7 +8,6 @@
  * The known failures of regressions.json are test.todo, naming their issue.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadCommands } from "./_commands.ts";
 import { FILE_FLAGS, type FileFlag, PATH_HINTS, PATH_POSITIONALS } from "./_file-flags.ts";
@@ -48,14 +47,7 @@ beforeAll(() => {
   ws = makeWorkspace();
   servers = Array.from({ length: WIDTH }, startCountingServer);
   for (const s of servers) ws.kubeconfigFor(s);
-  // A docker config holding the registry password: image push must never show it either.
-  const docker = join(ws.dir, "docker");
-  mkdirSync(docker);
-  const auth = ws.secrets.dockerAuth;
-  writeFileSync(
-    join(docker, "config.json"),
-    JSON.stringify({ auths: { [servers[0]?.host ?? ""]: { auth } } }),
-  );
+  ws.dockerConfigFor(servers.slice(0, 1));
 });
 afterAll(() => {
   for (const s of servers ?? []) s.stop();
