@@ -50,7 +50,7 @@ export interface DeadlineOptions {
   /** The flag that set the time, named in the message ("within --timeout 1m"). */
   flag?: string | undefined;
   /**
-   * Replaces the TIMEOUT when time runs out, e.g. a server that never answered is UNAVAILABLE
+   * Replaces the TIMEOUT when time runs out, e.g. a server that never answered is SERVICE_UNAVAILABLE
    * rather than slow. Return undefined to keep the TIMEOUT.
    */
   instead?: (() => Error | undefined) | undefined;

@@ -74,7 +74,7 @@ const groupVersionPath = (apiVersion: string): string =>
   apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 
 export interface KubeClientOptions {
-  /** How long a request waits for response headers before UNAVAILABLE (default 30 s). */
+  /** How long a request waits for response headers before SERVICE_UNAVAILABLE (default 30 s). */
   responseHeaderTimeoutMs?: number;
 }
 

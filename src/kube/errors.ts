@@ -167,8 +167,8 @@ function codeFor(httpStatus: number): ErrorCode {
   if (httpStatus === 409) return "CONFLICT";
   if (httpStatus === 401 || httpStatus === 403) return "UNAUTHORIZED";
   if (httpStatus === 400 || httpStatus === 422 || httpStatus === 415) return "INVALID_REQUEST";
-  if (httpStatus === 429) return "RATE_LIMITED";
-  if (httpStatus === 503 || httpStatus === 504) return "UNAVAILABLE";
+  if (httpStatus === 429) return "RATE_LIMIT_EXCEEDED";
+  if (httpStatus === 503 || httpStatus === 504) return "SERVICE_UNAVAILABLE";
   return "INTERNAL";
 }
 
@@ -177,7 +177,7 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
   if (err instanceof AicrError) return err;
   if (err instanceof NoAnswerError) {
     return new AicrError(
-      "UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
       `${doing}: the API server${server ? ` at ${server}` : ""} accepted no request or sent no answer`,
       {
         remedy:
@@ -192,7 +192,7 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
   const code = errno(err);
   if (code !== undefined && isTlsCode(code)) {
     return new AicrError(
-      "UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
       `${doing}: the API server${server ? ` at ${server}` : ""} presented a TLS certificate the kubeconfig does not trust: ${err instanceof Error && err.message ? err.message : code}`,
       {
         remedy:
@@ -204,7 +204,7 @@ export function toAicrError(err: unknown, doing: string, server?: string): AicrE
   }
   if (isTransportError(err)) {
     return new AicrError(
-      "UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
       `${doing}: cannot reach the Kubernetes API server${server ? ` at ${server}` : ""} (${TRANSPORT_WORDS[code ?? ""] ?? code})`,
       {
         remedy:
@@ -230,7 +230,7 @@ export function isTransient(err: unknown): boolean {
   return (
     err instanceof AicrError &&
     !err.context.noAnswer &&
-    (err.code === "UNAVAILABLE" || err.code === "RATE_LIMITED")
+    (err.code === "SERVICE_UNAVAILABLE" || err.code === "RATE_LIMIT_EXCEEDED")
   );
 }
 

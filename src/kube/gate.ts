@@ -223,7 +223,8 @@ async function holdsEverything(questions: Questions): Promise<boolean> {
     return answer?.allowed === true;
   } catch (err) {
     // A refusal to answer is "not everything"; a server that cannot be reached fails the gate here.
-    if (err instanceof AicrError && (err.code === "UNAVAILABLE" || err.code === "CANCELED")) throw err;
+    if (err instanceof AicrError && (err.code === "SERVICE_UNAVAILABLE" || err.code === "CANCELED"))
+      throw err;
     return false;
   }
 }

@@ -135,7 +135,7 @@ for (const backend of BACKENDS) {
       ).toEqual(["system:serviceaccount:default:exec-sa"]);
     });
 
-    test("a server certificate the kubeconfig's CA did not sign: UNAVAILABLE naming TLS, nothing sent", async () => {
+    test("a server certificate the kubeconfig's CA did not sign: SERVICE_UNAVAILABLE naming TLS, nothing sent", async () => {
       const text = readFileSync(cluster().kubeconfigFor("admin"), "utf8").replace(
         /certificate-authority-data: .*/,
         `certificate-authority-data: ${Buffer.from(selfSignedPem()).toString("base64")}`,
@@ -144,7 +144,7 @@ for (const backend of BACKENDS) {
       writeFileSync(join(dir, "kubeconfig"), text);
       const seq = cluster().log.entries.at(-1)?.seq ?? 0;
       const err = await rejection(connect(join(dir, "kubeconfig")).get(NS));
-      expect(err.code).toBe("UNAVAILABLE");
+      expect(err.code).toBe("SERVICE_UNAVAILABLE");
       expect(err.message).toContain("presented a TLS certificate the kubeconfig does not trust");
       expect(err.remedy).toContain("certificate-authority-data");
       expect(cluster().log.entries.filter((e) => e.seq > seq)).toEqual([]);
@@ -166,7 +166,7 @@ for (const backend of BACKENDS) {
       client = connect(cluster().kubeconfigFor("admin"));
     });
 
-    test("429 with Retry-After: RATE_LIMITED with the seconds to wait", async () => {
+    test("429 with Retry-After: RATE_LIMIT_EXCEEDED with the seconds to wait", async () => {
       const fault = cluster().faults.add({
         method: "GET",
         path: "/api/v1/namespaces/default",
@@ -175,14 +175,14 @@ for (const backend of BACKENDS) {
       });
       try {
         const err = await rejection(client.get(NS));
-        expect(err.code).toBe("RATE_LIMITED");
+        expect(err.code).toBe("RATE_LIMIT_EXCEEDED");
         expect(err.context.retryAfterSeconds).toBe(3);
       } finally {
         fault.remove();
       }
     });
 
-    test("a response lost after the commit is a transport failure (UNAVAILABLE), not an answer", async () => {
+    test("a response lost after the commit is a transport failure (SERVICE_UNAVAILABLE), not an answer", async () => {
       const fault = cluster().faults.add({
         method: "POST",
         path: "/api/v1/namespaces/default/configmaps",
@@ -191,7 +191,7 @@ for (const backend of BACKENDS) {
       try {
         const cm = { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "lost", namespace: "default" } };
         const err = await rejection(client.create(cm));
-        expect(err.code).toBe("UNAVAILABLE");
+        expect(err.code).toBe("SERVICE_UNAVAILABLE");
       } finally {
         fault.remove();
       }

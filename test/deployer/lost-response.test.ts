@@ -97,7 +97,7 @@ for (const backend of BACKENDS)
           ];
           const run = newRun(adminClient(cluster()), sink, { runId });
           try {
-            await expect(run.deploy()).rejects.toMatchObject({ code: "UNAVAILABLE" });
+            await expect(run.deploy()).rejects.toMatchObject({ code: "SERVICE_UNAVAILABLE" });
           } finally {
             for (const f of faults) f.remove();
           }

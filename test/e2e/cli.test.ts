@@ -69,7 +69,14 @@ test("the root help ends with the exit codes", async () => {
   const r = await aicr(["--help"]);
   const table = r.stdout.slice(r.stdout.indexOf("Exit codes:"));
   expect(table).toMatch(/^ {2}0 {2}success$/m);
-  for (const code of ["INVALID_REQUEST", "NOT_FOUND", "UNAUTHORIZED", "UNAVAILABLE", "CANCELED"])
+  for (const code of [
+    "INVALID_REQUEST",
+    "NOT_FOUND",
+    "UNAUTHORIZED",
+    "SERVICE_UNAVAILABLE",
+    "RATE_LIMIT_EXCEEDED",
+    "CANCELED",
+  ])
     expect(table).toContain(code);
 });
 
@@ -150,4 +157,49 @@ describe("errors end with a remedy line, without the HTTP client's own text", ()
     expect(r.stderr).not.toContain("Is the computer able to access the url?");
     expect(r.stderr.trimEnd().split("\n").at(-1)).toMatch(/^\s+remedy: \S/);
   });
+});
+
+describe("exit 6 and 7 carry the original's code strings (SERVICE_UNAVAILABLE, RATE_LIMIT_EXCEEDED)", () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "aicr-codes-"));
+  });
+  afterAll(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+  const recipe = join(ROOT, "examples/recipe.yaml");
+
+  for (const [status, exit, code] of [
+    [503, 6, "SERVICE_UNAVAILABLE"],
+    [429, 7, "RATE_LIMIT_EXCEEDED"],
+  ] as const) {
+    test(`an apiserver answering ${status}: exit ${exit}, [${code}] in text, "code": "${code}" in JSON`, async () => {
+      const server = Bun.serve({
+        port: 0,
+        hostname: "127.0.0.1",
+        fetch: () =>
+          Response.json(
+            { kind: "Status", apiVersion: "v1", status: "Failure", code: status, message: "injected" },
+            { status, headers: { "retry-after": "0" } },
+          ),
+      });
+      try {
+        const kc = join(dir, `kc-${status}`);
+        await writeFile(
+          kc,
+          `apiVersion: v1\nkind: Config\nclusters: [{name: c, cluster: {server: "http://127.0.0.1:${server.port}"}}]\nusers: [{name: u, user: {token: t}}]\ncontexts: [{name: x, context: {cluster: c, user: u}}]\ncurrent-context: x\n`,
+        );
+        const args = ["validate", "-r", recipe, "-s", "cm://demo/snap", "--no-cluster"];
+        const text = await aicr(args, { env: baseEnv({ KUBECONFIG: kc }) });
+        expect(text.code).toBe(exit);
+        expect(text.stderr).toContain(`[${code}]`);
+        const json = await aicr([...args, "--log-json"], { env: baseEnv({ KUBECONFIG: kc }) });
+        expect(json.code).toBe(exit);
+        const last = JSON.parse(json.stderr.trimEnd().split("\n").at(-1) ?? "{}") as { code?: string };
+        expect(last.code).toBe(code);
+      } finally {
+        server.stop(true);
+      }
+    });
+  }
 });

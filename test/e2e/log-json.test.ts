@@ -47,13 +47,13 @@ describe("--log-json", () => {
       for (const record of records) expect(record.runId).toBe(runId);
       const last = records.at(-1) as Record<string, unknown>;
       expect(last.level).toBe("error");
-      expect(last.code).toBe("UNAVAILABLE");
+      expect(last.code).toBe("SERVICE_UNAVAILABLE");
       expect(typeof last.remedy).toBe("string");
       expect(String(last.remedy)).toContain("server address");
       expect(String(last.msg)).toContain("cannot reach the Kubernetes API server");
       expect(String(last.msg)).not.toContain(String(last.remedy));
       expect(String(last.msg)).not.toContain("remedy");
-      expect(String(last.msg)).not.toContain("[UNAVAILABLE]");
+      expect(String(last.msg)).not.toContain("[SERVICE_UNAVAILABLE]");
     },
     TEST_MS,
   );
@@ -66,7 +66,7 @@ describe("--log-json", () => {
       const lines = r.stderr.trimEnd().split("\n");
       expect(lines[0]).toMatch(/^snapshot agent run: runID=\d{8}-\d{6}-[0-9a-f]{16}$/);
       expect(r.stderr).not.toContain("runId=");
-      expect(r.stderr).toMatch(/\nERROR \[UNAVAILABLE\] .*cannot reach the Kubernetes API server/);
+      expect(r.stderr).toMatch(/\nERROR \[SERVICE_UNAVAILABLE\] .*cannot reach the Kubernetes API server/);
       expect(lines.at(-1)).toMatch(/^ {2}remedy: .*server address/);
     },
     TEST_MS,

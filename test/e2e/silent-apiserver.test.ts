@@ -1,6 +1,6 @@
 /**
  * An apiserver address that accepts connections and never answers (a wedged proxy, a port held by
- * the wrong process): requests are bounded by the response-header limit and end UNAVAILABLE (exit 6)
+ * the wrong process): requests are bounded by the response-header limit and end SERVICE_UNAVAILABLE (exit 6)
  * naming the server, never a hang. Not retried: a server that held one request holds the next.
  */
 import { afterAll, beforeAll, expect, test } from "bun:test";
@@ -41,7 +41,7 @@ afterAll(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-test("a request to a silent server: UNAVAILABLE naming it after the limit, one connection, no retry", async () => {
+test("a request to a silent server: SERVICE_UNAVAILABLE naming it after the limit, one connection, no retry", async () => {
   for (const kubeconfig of [http, https]) {
     const before = accepted;
     const client = KubeClient.connect({ kubeconfig, env: {} }, { responseHeaderTimeoutMs: 300 });
@@ -51,7 +51,7 @@ test("a request to a silent server: UNAVAILABLE naming it after the limit, one c
     );
     client.close();
     expect(err).toBeInstanceOf(AicrError);
-    expect((err as AicrError).code).toBe("UNAVAILABLE");
+    expect((err as AicrError).code).toBe("SERVICE_UNAVAILABLE");
     expect((err as AicrError).message).toContain(
       `127.0.0.1:${listener.port} accepted no request or sent no answer`,
     );

@@ -46,7 +46,7 @@ test("an untrusted certificate is refused with or without NODE_TLS_REJECT_UNAUTH
   for (const env of [{}, { NODE_TLS_REJECT_UNAUTHORIZED: "0" }] as Record<string, string>[]) {
     const r = await runsList(untrusted, env);
     expect(r.code, r.stderr).toBe(6);
-    expect(r.stderr).toContain("[UNAVAILABLE]");
+    expect(r.stderr).toContain("[SERVICE_UNAVAILABLE]");
     // one WARN names the override, so nobody believes it took effect
     const warned = r.stderr.split("\n").filter((l) => l.includes("NODE_TLS_REJECT_UNAUTHORIZED"));
     expect(warned.length).toBe("NODE_TLS_REJECT_UNAUTHORIZED" in env ? 1 : 0);

@@ -93,13 +93,13 @@ describe("failures", () => {
     expect(err.remedy).toContain("push access");
   }, 60_000);
 
-  test("a registry failing for good: bounded tries, UNAVAILABLE; the next push resumes without re-uploading", async () => {
+  test("a registry failing for good: bounded tries, SERVICE_UNAVAILABLE; the next push resumes without re-uploading", async () => {
     const archive = buildTestArchive();
     const broken = via({
       fault: failFirst(99, (r) => r.method === "PUT" && r.path.includes("/manifests/"), 500),
     });
     const err = (await push(broken, "fail/resume", archive).catch((e) => e)) as AicrError;
-    expect(err.code).toBe("UNAVAILABLE");
+    expect(err.code).toBe("SERVICE_UNAVAILABLE");
     expect(err.context.status).toBe(500);
     expect(count(broken, "PUT", "/manifests/")).toBe(3);
     broken.stop();

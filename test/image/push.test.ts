@@ -98,9 +98,9 @@ describe("refusals", () => {
     expect(err.remedy).toContain(`docker login ${reg.host}`);
   }, 30_000);
 
-  test("the test CA not given: UNAVAILABLE, the remedy names --ca-file", async () => {
+  test("the test CA not given: SERVICE_UNAVAILABLE, the remedy names --ca-file", async () => {
     const err = await rejection(pushTo(`${reg.host}/team/aicr`, archive, { credentials: creds }));
-    expect(err.code).toBe("UNAVAILABLE");
+    expect(err.code).toBe("SERVICE_UNAVAILABLE");
     expect(err.exitCode).toBe(6);
     expect(err.message).toContain("TLS certificate this machine does not trust");
     expect(err.remedy).toContain("--ca-file");
@@ -112,12 +112,12 @@ describe("refusals", () => {
     expect(err.remedy).toContain("drop --plain-http");
   }, 30_000);
 
-  test("nobody listening: UNAVAILABLE at once (a refused connection is not retried)", async () => {
+  test("nobody listening: SERVICE_UNAVAILABLE at once (a refused connection is not retried)", async () => {
     const probe = Bun.listen({ hostname: "127.0.0.1", port: 0, socket: { data() {} } });
     const port = probe.port;
     probe.stop(true);
     const err = await rejection(pushTo(`127.0.0.1:${port}/team/aicr`, archive, { credentials: creds }));
-    expect(err.code).toBe("UNAVAILABLE");
+    expect(err.code).toBe("SERVICE_UNAVAILABLE");
     expect(err.message).toStartWith(`Cannot reach the registry "127.0.0.1:${port}"`);
   }, 30_000);
 

@@ -124,7 +124,7 @@ describe("protocol pieces", () => {
       "r:5000",
       false,
     );
-    expect(cert.code).toBe("UNAVAILABLE");
+    expect(cert.code).toBe("SERVICE_UNAVAILABLE");
     expect(cert.remedy).toContain("--ca-file");
     const dns = transportError(
       Object.assign(new TypeError("getaddrinfo ENOTFOUND r"), { code: "ENOTFOUND" }),

@@ -277,7 +277,7 @@ for (const backend of BACKENDS)
           );
           const r = await runSnapshot(kc, ["-n", "anywhere", ...img]);
           expect(r.code, r.stderr).toBe(6);
-          expect(r.stderr).toContain("[UNAVAILABLE]");
+          expect(r.stderr).toContain("[SERVICE_UNAVAILABLE]");
           expect(r.stderr).toContain("remedy:");
         } finally {
           rmSync(dir, { recursive: true, force: true });

@@ -1,5 +1,5 @@
 /**
- * Registry failures as AicrErrors: unreachable (DNS, refused, TLS) → UNAVAILABLE with the remedy
+ * Registry failures as AicrErrors: unreachable (DNS, refused, TLS) → SERVICE_UNAVAILABLE with the remedy
  * that fits the cause; an HTTP error answer → a code by status, the registry's own error text kept.
  * Messages name the registry and never carry a header value.
  */
@@ -40,7 +40,7 @@ export function transportError(err: unknown, registry: string, plainHttp: boolea
   const context = { registry, errno: code };
   if (code === "EPROTO" || code === "ERR_SSL_WRONG_VERSION_NUMBER") {
     return new AicrError(
-      "UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
       `The TLS handshake with the registry ${JSON.stringify(registry)} failed: ${detail}`,
       {
         remedy: "if the registry serves plain HTTP on this port, pass --plain-http; else check the port",
@@ -51,7 +51,7 @@ export function transportError(err: unknown, registry: string, plainHttp: boolea
   if (isTlsCode(code)) {
     const name = /ALTNAME|HOSTNAME/.test(code);
     return new AicrError(
-      "UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
       `The registry ${JSON.stringify(registry)} presented a TLS certificate this machine does not trust: ${detail}`,
       {
         remedy: name
@@ -63,7 +63,7 @@ export function transportError(err: unknown, registry: string, plainHttp: boolea
   }
   if (DNS.has(code)) {
     return new AicrError(
-      "UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
       `Cannot resolve the registry host ${JSON.stringify(registry)}: ${detail}`,
       {
         remedy: "check the registry name for typos, and the DNS, proxy or VPN this machine uses",
@@ -72,13 +72,18 @@ export function transportError(err: unknown, registry: string, plainHttp: boolea
     );
   }
   if (UNREACHABLE.has(code)) {
-    return new AicrError("UNAVAILABLE", `Cannot reach the registry ${JSON.stringify(registry)}: ${detail}`, {
-      remedy: "check the registry's host and port, that it is running, and any firewall between here and it",
-      context,
-    });
+    return new AicrError(
+      "SERVICE_UNAVAILABLE",
+      `Cannot reach the registry ${JSON.stringify(registry)}: ${detail}`,
+      {
+        remedy:
+          "check the registry's host and port, that it is running, and any firewall between here and it",
+        context,
+      },
+    );
   }
   return new AicrError(
-    "UNAVAILABLE",
+    "SERVICE_UNAVAILABLE",
     `Lost the connection to the registry ${JSON.stringify(registry)}: ${detail}`,
     {
       remedy: plainHttp
@@ -104,8 +109,8 @@ export function describeBody(body: string): string {
 function codeFor(status: number): ErrorCode {
   if (status === 401 || status === 403) return "UNAUTHORIZED";
   if (status === 404) return "NOT_FOUND";
-  if (status === 429) return "RATE_LIMITED";
-  if (status >= 500) return "UNAVAILABLE";
+  if (status === 429) return "RATE_LIMIT_EXCEEDED";
+  if (status >= 500) return "SERVICE_UNAVAILABLE";
   if (status >= 400) return "INVALID_REQUEST";
   return "INTERNAL";
 }

@@ -71,7 +71,7 @@ export async function fetchToken(r: TokenRequest): Promise<string> {
     throw r.rejected(`the token service answered HTTP ${res.status}`);
   if (!res.ok) {
     throw new AicrError(
-      res.status >= 500 ? "UNAVAILABLE" : "INTERNAL",
+      res.status >= 500 ? "SERVICE_UNAVAILABLE" : "INTERNAL",
       `Getting a token for ${JSON.stringify(r.registry)} from ${url.origin}${url.pathname} failed: HTTP ${res.status} ${describeBody(text)}`,
       {
         remedy: "retry; if it persists, the registry's token service is failing — tell its administrator",

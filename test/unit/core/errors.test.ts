@@ -15,8 +15,8 @@ test("every code maps to the contract's exit status", () => {
     NOT_FOUND: 3,
     UNAUTHORIZED: 4,
     TIMEOUT: 5,
-    UNAVAILABLE: 6,
-    RATE_LIMITED: 7,
+    SERVICE_UNAVAILABLE: 6,
+    RATE_LIMIT_EXCEEDED: 7,
     INTERNAL: 8,
     CANCELED: 9,
   });

@@ -12,7 +12,7 @@ function capture(options: Parameters<typeof createLogger>[0]): {
 test("JSON mode: every line carries the context fields, after msg; a line's own fields follow", () => {
   const { log, lines } = capture({ json: true, fields: { runId: "r-1" } });
   log.info("hello", { n: 1 });
-  log.error("boom", { code: "UNAVAILABLE", remedy: "retry", token: "x" });
+  log.error("boom", { code: "SERVICE_UNAVAILABLE", remedy: "retry", token: "x" });
   const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
   expect(records.map((r) => Object.keys(r))).toEqual([
     ["time", "level", "msg", "runId", "n"],

@@ -108,7 +108,7 @@ describe("KubeStatusError", () => {
         headers: { "Retry-After": "3" },
       }),
     );
-    expect(err.code).toBe("RATE_LIMITED");
+    expect(err.code).toBe("RATE_LIMIT_EXCEEDED");
     expect(err.retryAfterSeconds).toBe(3);
     expect(err.status.details?.retryAfterSeconds).toBe(2);
     expect(err.context).toEqual({ status: 429, reason: "TooManyRequests", retryAfterSeconds: 3 });
@@ -137,10 +137,10 @@ describe("KubeStatusError", () => {
       "CONFLICT",
       "INVALID_REQUEST",
       "INVALID_REQUEST",
-      "RATE_LIMITED",
+      "RATE_LIMIT_EXCEEDED",
       "INTERNAL",
-      "UNAVAILABLE",
-      "UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
+      "SERVICE_UNAVAILABLE",
     ]);
   });
 });
@@ -344,7 +344,7 @@ describe("answers from the fake apiserver, through KubeClient", () => {
       );
       expect(isTransient(err)).toBe(true);
       expect(err.retryAfterSeconds).toBe(2);
-      expect(err.code).toBe("RATE_LIMITED");
+      expect(err.code).toBe("RATE_LIMIT_EXCEEDED");
     } finally {
       fault.remove();
     }

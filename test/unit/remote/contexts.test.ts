@@ -108,7 +108,10 @@ describe("summary", () => {
     const attack = "\x1b]0;pwned\x07\x1b[2J";
     const table = renderContextsTable(
       summaryRows(
-        [ok(`prod${attack}`, "out/p.yaml"), failed("b", new AicrError("UNAVAILABLE", `refused: ${attack}`))],
+        [
+          ok(`prod${attack}`, "out/p.yaml"),
+          failed("b", new AicrError("SERVICE_UNAVAILABLE", `refused: ${attack}`)),
+        ],
         (p) => p,
       ),
     );
@@ -116,7 +119,7 @@ describe("summary", () => {
     expect(table).toContain(
       "prod\\u001b]0;pwned\\u0007\\u001b[2J  https://prod\\u001b]0;pwned\\u0007\\u001b[2J:6443",
     );
-    expect(table).toContain("[UNAVAILABLE] refused: \\u001b]0;pwned\\u0007\\u001b[2J");
+    expect(table).toContain("[SERVICE_UNAVAILABLE] refused: \\u001b]0;pwned\\u0007\\u001b[2J");
   });
 
   test("an untyped error is UNSTRUCTURED", () => {
@@ -191,7 +194,7 @@ contexts:
         if (started.length === 2) release();
         await bothStarted;
         clog.info("working", { server: client.server });
-        if (context === "a") throw new AicrError("UNAVAILABLE", "cluster a unreachable");
+        if (context === "a") throw new AicrError("SERVICE_UNAVAILABLE", "cluster a unreachable");
         return client.server;
       },
       { log, signal: new AbortController().signal, connect },
@@ -208,7 +211,7 @@ contexts:
     ]);
     expect(parsed.find((l) => l.level === "error")).toMatchObject({
       context: "a",
-      code: "UNAVAILABLE",
+      code: "SERVICE_UNAVAILABLE",
       msg: "cluster a unreachable",
     });
   });

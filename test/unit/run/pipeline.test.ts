@@ -101,7 +101,7 @@ describe("one deadline", () => {
         execute: async () => "never",
       }),
     );
-    expect(err.code).toBe("UNAVAILABLE");
+    expect(err.code).toBe("SERVICE_UNAVAILABLE");
   });
 
   test("a budget begun earlier (validate's capture, then its checks) ends at its start plus --timeout", async () => {
