@@ -13,10 +13,11 @@ export interface Change {
   target: Reading | null;
 }
 
+/** The counts by kind; a changed reading is counted as `modified`, the key the original's summary uses. */
 export interface DiffSummary {
   added: number;
   removed: number;
-  changed: number;
+  modified: number;
   total: number;
 }
 
@@ -55,13 +56,13 @@ export function diffSnapshots(
   return changes.sort((x, y) => (x.path < y.path ? -1 : x.path > y.path ? 1 : 0));
 }
 
-/** How many readings were added, removed and changed: the report's summary line. */
+/** How many readings were added, removed and modified (changed): the report's summary. */
 export function countChanges(changes: readonly Change[]): DiffSummary {
   const count = (kind: ChangeKind) => changes.filter((c) => c.kind === kind).length;
   return {
     added: count("added"),
     removed: count("removed"),
-    changed: count("changed"),
+    modified: count("changed"),
     total: changes.length,
   };
 }

@@ -41,7 +41,7 @@ function line(c: Change): string {
 export const summaryLine = (s: DiffSummary): string =>
   s.total === 0
     ? "no drift: 0 changes"
-    : `drift: ${s.total} change(s): ${s.added} added, ${s.removed} removed, ${s.changed} changed`;
+    : `drift: ${s.total} change(s): ${s.added} added, ${s.removed} removed, ${s.modified} modified`;
 
 /**
  * The text report (pure): a header naming both sides, the changes grouped by measurement type with

@@ -37,7 +37,7 @@ describe("aicr diff", () => {
     // v1.33.4 → 1.33.4 is the same version: no drift.
     expect(r.stdout).not.toContain("kubelet-version");
     expect(r.stdout).not.toContain("K8s.server.version");
-    expect(r.stdout).toEndWith("drift: 9 change(s): 3 added, 1 removed, 5 changed\n");
+    expect(r.stdout).toEndWith("drift: 9 change(s): 3 added, 1 removed, 5 modified\n");
     expect(r.stdout).not.toContain("\x1b[");
     expect(r.stderr).toBe("");
   });
@@ -45,7 +45,7 @@ describe("aicr diff", () => {
   test("--fail-on-drift: the report first, then CONFLICT, exit 2", async () => {
     const r = await aicr(["diff", "--baseline", BASE, "--target", TARGET, "--fail-on-drift"], { env });
     expect(r.code).toBe(2);
-    expect(r.stdout).toEndWith("drift: 9 change(s): 3 added, 1 removed, 5 changed\n");
+    expect(r.stdout).toEndWith("drift: 9 change(s): 3 added, 1 removed, 5 modified\n");
     expect(r.stderr).toContain("[CONFLICT]");
     expect(r.stderr).toContain("remedy:");
   });
@@ -77,7 +77,7 @@ describe("aicr diff", () => {
     expect(r.stdout).toEndWith("no drift: 0 changes\n");
   });
 
-  test("-o json and -o yaml parse back to the same document", async () => {
+  test("-o json and -o yaml parse back to the same document; the summary counts modified readings under `modified`", async () => {
     const json = await aicr(["diff", "-b", BASE, "--target", TARGET, "-o", "json"], { env });
     const yaml = await aicr(["diff", "-b", BASE, "--target", TARGET, "-o", "yaml"], { env });
     expect(json.code).toBe(0);
@@ -86,7 +86,9 @@ describe("aicr diff", () => {
     expect(parseYaml(yaml.stdout)).toEqual(doc);
     expect(doc.baselineSource).toBe(BASE);
     expect(doc.targetSource).toBe(TARGET);
-    expect(doc.summary).toEqual({ added: 3, removed: 1, changed: 5, total: 9 });
+    expect(doc.summary).toEqual({ added: 3, removed: 1, modified: 5, total: 9 });
+    expect(yaml.stdout).toMatch(/^ {2}modified: 5$/m);
+    expect(doc.summary).not.toHaveProperty("changed");
     expect(doc.changes[0]).toEqual({
       path: "K8s.image.dcgm-exporter",
       kind: "removed",

@@ -66,7 +66,7 @@ for (const backend of BACKENDS)
         const doc = JSON.parse(r.stdout);
         expect(doc.baselineSource).toBe(`cm://${NS}/golden`);
         expect(doc.targetSource).toBe(`cm://${NS}/today`);
-        expect(doc.summary).toEqual({ added: 3, removed: 1, changed: 5, total: 9 });
+        expect(doc.summary).toEqual({ added: 3, removed: 1, modified: 5, total: 9 });
         const sent = requestsSince(cluster(), before);
         expect(sent.every((line) => line.startsWith("GET "))).toBe(true);
         expect(sent).toContain(`GET /api/v1/namespaces/${NS}/configmaps/golden`);

@@ -51,7 +51,7 @@ describe("diffSnapshots", () => {
       },
       { path: "NetworkTopology.group-0.items[2].data.link", kind: "added", baseline: null, target: "up" },
     ]);
-    expect(countChanges(changes)).toEqual({ added: 3, removed: 1, changed: 5, total: 9 });
+    expect(countChanges(changes)).toEqual({ added: 3, removed: 1, modified: 5, total: 9 });
   });
 
   test("metadata (timestamp, version, node, run ID, pod and job UIDs) is never drift", () => {
@@ -61,7 +61,7 @@ describe("diffSnapshots", () => {
   test("the same document has no drift; reversed sides swap added and removed", () => {
     expect(diffSnapshots(read("target.yaml"), read("target.yaml"))).toEqual([]);
     const back = diffSnapshots(read("target.yaml"), read("baseline.yaml"));
-    expect(countChanges(back)).toEqual({ added: 1, removed: 3, changed: 5, total: 9 });
+    expect(countChanges(back)).toEqual({ added: 1, removed: 3, modified: 5, total: 9 });
   });
 
   test("ignored paths are left out of the changes and the summary", () => {

@@ -22,7 +22,7 @@ describe("the diff report", () => {
         "OS",
         '  + OS.release.PRETTY: ""',
         "",
-        "drift: 3 change(s): 1 added, 1 removed, 1 changed",
+        "drift: 3 change(s): 1 added, 1 removed, 1 modified",
         "",
       ].join("\n"),
     );
@@ -45,7 +45,7 @@ describe("the diff report", () => {
   });
 
   test("the document for tools, and how values are shown", () => {
-    expect(diffDocument("a", "b", CHANGES).summary).toEqual({ added: 1, removed: 1, changed: 1, total: 3 });
+    expect(diffDocument("a", "b", CHANGES).summary).toEqual({ added: 1, removed: 1, modified: 1, total: 3 });
     expect(showValue(null)).toBe("<nil>");
     expect(showValue("")).toBe('""');
     expect(showValue(" x")).toBe('" x"');
