@@ -206,6 +206,22 @@ export class KubeClient {
     );
   }
 
+  /** Replaces an object (PUT): its metadata.resourceVersion makes it an optimistic update. */
+  update<T extends KubernetesObject>(object: T): Promise<T> {
+    const ref = refOf(object);
+    return this.call(`updating ${describe(ref)}`, async () =>
+      this.http.json<T>("PUT", await this.objectPath(ref), { body: object, query: { fieldManager: "aicr" } }),
+    );
+  }
+
+  /**
+   * A GET of an API path no kind names: discovery documents and aggregated APIs such as
+   * /apis/custom.metrics.k8s.io/v1beta1/namespaces/<ns>/pods/{all}/<metric>.
+   */
+  getPath<T extends Read = KubeObject>(path: string, what = `reading ${path}`): Promise<T> {
+    return this.call(what, () => this.http.json<T>("GET", path));
+  }
+
   mergePatch<T extends Read = KubeObject>(ref: ObjectRef, patch: Record<string, unknown>): Promise<T> {
     return this.call(`patching ${describe(ref)}`, async () =>
       this.http.json<T>("PATCH", await this.objectPath(ref), {

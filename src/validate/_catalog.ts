@@ -2,36 +2,291 @@ import { AicrError } from "../core/errors.ts";
 import type { PolicyRule } from "../rbac/rules.ts";
 import { PHASES, type Phase, type Recipe } from "./recipe.ts";
 
+/** A rule of a check's own identity: a PolicyRule, optionally pinned to object names. */
+export type CheckRule = PolicyRule & { resourceNames?: string[] };
+
 /** A validator built into the binary (`aicr validator <name>` in its Job's pod). */
 export interface ValidatorEntry {
   name: string;
   phase: Phase;
   description: string;
+  /** The longest one run of the check may take (the original's catalog timeout). */
+  timeoutMs: number;
+  /**
+   * A conformance or performance check: it runs under an identity of its own (ServiceAccount,
+   * ClusterRole, and a Role in a namespace of its own that the run creates and deletes).
+   */
+  isolated?: boolean;
+  /** It holds GPUs while it runs: such checks run one after another, never beside each other. */
+  exclusive?: boolean;
+  /** The CNCF AI Conformance requirement it gives evidence for, and the evidence file; none for diagnostics. */
+  cncf?: { requirement: string; file: string };
+  /** Cluster-wide rules of its identity (reads, but for what the recipe names). */
+  clusterRules?: (recipe: Recipe) => CheckRule[];
+  /** What its identity may do in its own namespace (every object it creates lives there). */
+  namespaceRules?: CheckRule[];
+}
+
+const MINUTE = 60_000;
+const r = (
+  apiGroups: string[],
+  resources: string[],
+  verbs: string[],
+  resourceNames?: string[],
+): CheckRule => ({
+  apiGroups,
+  resources,
+  verbs,
+  ...(resourceNames ? { resourceNames } : {}),
+});
+const CORE = [""];
+const APPS = ["apps"];
+const READ = ["get", "list"];
+const CRUD_OWN = ["create", "get", "list", "watch", "delete"];
+const CRDS = r(["apiextensions.k8s.io"], ["customresourcedefinitions"], ["get"]);
+const POD_LOGS = r(CORE, ["pods/log"], ["get"]);
+const PROBE_PODS = [
+  r(CORE, ["pods"], CRUD_OWN),
+  POD_LOGS,
+  r(["resource.k8s.io"], ["resourceclaims"], CRUD_OWN),
+];
+
+/** The names of the Secrets a recipe's expected resources list (platform-health reads only those). */
+function expectedSecretNames(recipe: Recipe): string[] {
+  const refs = Array.isArray(recipe.spec.componentRefs) ? (recipe.spec.componentRefs as unknown[]) : [];
+  const names = new Set<string>();
+  for (const ref of refs) {
+    const expected = (ref as { expectedResources?: unknown })?.expectedResources;
+    if (!Array.isArray(expected)) continue;
+    for (const e of expected as { kind?: unknown; name?: unknown }[])
+      if (e?.kind === "Secret" && typeof e.name === "string" && e.name !== "") names.add(e.name);
+  }
+  return [...names].sort();
 }
 
 export const VALIDATORS: readonly ValidatorEntry[] = [
   {
     name: "operator-health",
     phase: "deployment",
+    timeoutMs: 5 * MINUTE,
     description: "the GPU Operator's ClusterPolicy reports ready and its operand pods are Running",
   },
   {
     name: "expected-resources",
     phase: "deployment",
+    timeoutMs: 5 * MINUTE,
     description: "every GPU node advertises allocatable nvidia.com/gpu > 0, consistent with the snapshot",
   },
   {
     name: "gpu-operator-version",
     phase: "deployment",
+    timeoutMs: 5 * MINUTE,
     description: "the deployed GPU Operator version satisfies Deployment.gpu-operator.version",
   },
   {
     name: "check-nvidia-smi",
     phase: "deployment",
+    timeoutMs: 5 * MINUTE,
     description:
       "on each GPU node (at most 8, sampled deterministically), a pod holding one nvidia.com/gpu runs nvidia-smi; it must report the node's nvidia.com/gpu capacity",
   },
+  {
+    name: "nccl-all-reduce-bw",
+    phase: "performance",
+    timeoutMs: 30 * MINUTE,
+    isolated: true,
+    exclusive: true,
+    description:
+      "NCCL all-reduce bus bandwidth across the GPU nodes (Kubeflow Trainer TrainJob, the operator's --nccl-image) meets the recipe's nccl-all-reduce-bw constraint",
+    clusterRules: () => [
+      r(CORE, ["nodes"], ["list"]),
+      CRDS,
+      r(["networking.gke.io"], ["networks"], ["list"]),
+    ],
+    namespaceRules: [
+      r(["trainer.kubeflow.org"], ["trainingruntimes", "trainjobs"], CRUD_OWN),
+      r(CORE, ["pods"], ["get", "list", "watch"]),
+      POD_LOGS,
+    ],
+  },
+  {
+    name: "gpu-operator-health",
+    phase: "conformance",
+    timeoutMs: 2 * MINUTE,
+    isolated: true,
+    description: "the GPU Operator runs, its ClusterPolicy is ready and the DCGM exporter is up (diagnostic)",
+    clusterRules: () => [
+      r(APPS, ["deployments"], READ),
+      r(APPS, ["daemonsets"], ["get"]),
+      r(["nvidia.com"], ["clusterpolicies"], ["get"]),
+    ],
+  },
+  {
+    name: "platform-health",
+    phase: "conformance",
+    timeoutMs: 5 * MINUTE,
+    isolated: true,
+    description:
+      "every recipe component's namespace is Active and every expected resource it lists is healthy (diagnostic)",
+    clusterRules: (recipe) => {
+      const secrets = expectedSecretNames(recipe);
+      return [
+        r(CORE, ["namespaces"], ["get"]),
+        r(APPS, ["deployments", "daemonsets", "statefulsets"], ["get"]),
+        r(CORE, ["services", "configmaps"], ["get"]),
+        ...(secrets.length > 0 ? [r(CORE, ["secrets"], ["get"], secrets)] : []),
+      ];
+    },
+  },
+  {
+    name: "dra-support",
+    phase: "conformance",
+    timeoutMs: 5 * MINUTE,
+    isolated: true,
+    exclusive: true,
+    cncf: { requirement: "dra_support", file: "dra-support.md" },
+    description:
+      "the DRA API is served, the NVIDIA DRA driver is healthy, ResourceSlices exist, and a pod holding a ResourceClaim sees its GPU",
+    clusterRules: () => [
+      r(CORE, ["pods"], ["list"]),
+      r(APPS, ["deployments", "daemonsets"], ["get"]),
+      r(["resource.k8s.io"], ["resourceslices"], ["list"]),
+    ],
+    namespaceRules: PROBE_PODS,
+  },
+  {
+    name: "secure-accelerator-access",
+    phase: "conformance",
+    timeoutMs: 10 * MINUTE,
+    isolated: true,
+    exclusive: true,
+    cncf: { requirement: "secure_accelerator_access", file: "secure-accelerator-access.md" },
+    description:
+      "GPU access goes only through DRA: the claim pod gets a GPU with no device-plugin limit or hostPath, a claim-less pod on its node sees none",
+    clusterRules: () => [
+      r(CORE, ["pods"], ["list"]),
+      r(APPS, ["daemonsets"], ["list"]),
+      r(["nvidia.com"], ["clusterpolicies"], ["get"]),
+      r(["resource.k8s.io"], ["resourceslices"], ["list"]),
+    ],
+    namespaceRules: PROBE_PODS,
+  },
+  {
+    name: "gang-scheduling",
+    phase: "conformance",
+    timeoutMs: 10 * MINUTE,
+    isolated: true,
+    exclusive: true,
+    cncf: { requirement: "gang_scheduling", file: "gang-scheduling.md" },
+    description: "the KAI scheduler is healthy and starts a 2-member PodGroup of DRA GPU pods together",
+    clusterRules: () => [
+      r(APPS, ["deployments"], ["get"]),
+      r(CORE, ["pods"], ["list"]),
+      CRDS,
+      r(["resource.k8s.io"], ["resourceslices", "resourceclaims"], ["list"]),
+    ],
+    namespaceRules: [...PROBE_PODS, r(["scheduling.run.ai"], ["podgroups"], CRUD_OWN)],
+  },
+  {
+    name: "accelerator-metrics",
+    phase: "conformance",
+    timeoutMs: 5 * MINUTE,
+    isolated: true,
+    cncf: { requirement: "accelerator_metrics", file: "accelerator-metrics.md" },
+    description: "the DCGM exporter serves the required GPU metrics",
+    clusterRules: () => [
+      r(CORE, ["services"], ["get"]),
+      r(["discovery.k8s.io"], ["endpointslices"], ["list"]),
+    ],
+  },
+  {
+    name: "ai-service-metrics",
+    phase: "conformance",
+    timeoutMs: 5 * MINUTE,
+    isolated: true,
+    cncf: { requirement: "accelerator_metrics", file: "accelerator-metrics.md" },
+    description: "DCGM series reach Prometheus and the custom metrics API is served",
+    clusterRules: () => [r(CORE, ["services"], READ), r(["discovery.k8s.io"], ["endpointslices"], ["list"])],
+  },
+  {
+    name: "inference-gateway",
+    phase: "conformance",
+    timeoutMs: 5 * MINUTE,
+    isolated: true,
+    cncf: { requirement: "ai_inference", file: "inference-gateway.md" },
+    description:
+      "Gateway API and kgateway have an accepted class and a programmed inference Gateway with ready endpoints",
+    clusterRules: () => [
+      r(APPS, ["deployments"], ["list"]),
+      r(CORE, ["pods"], ["list"]),
+      r(["gateway.networking.k8s.io"], ["gatewayclasses", "gateways"], ["get"]),
+      r(["gateway.networking.k8s.io"], ["httproutes"], ["list"]),
+      CRDS,
+      r(["discovery.k8s.io"], ["endpointslices"], ["list"]),
+    ],
+  },
+  {
+    name: "pod-autoscaling",
+    phase: "conformance",
+    timeoutMs: 10 * MINUTE,
+    isolated: true,
+    cncf: { requirement: "pod_autoscaling", file: "pod-autoscaling.md" },
+    description: "DCGM → Prometheus → prometheus-adapter → HPA scales a Deployment up and back down",
+    clusterRules: () => [
+      r(CORE, ["pods"], ["list"]),
+      r(["custom.metrics.k8s.io", "external.metrics.k8s.io"], ["*"], ["get"]),
+    ],
+    namespaceRules: [
+      r(APPS, ["deployments"], CRUD_OWN),
+      r(["autoscaling"], ["horizontalpodautoscalers"], [...CRUD_OWN, "update"]),
+    ],
+  },
+  {
+    name: "cluster-autoscaling",
+    phase: "conformance",
+    timeoutMs: 10 * MINUTE,
+    isolated: true,
+    exclusive: true,
+    cncf: { requirement: "cluster_autoscaling", file: "cluster-autoscaling.md" },
+    description: "GPU capacity grows on demand (Karpenter, else the EKS or GKE node-group autoscaler)",
+    clusterRules: () => [
+      r(APPS, ["deployments"], ["list"]),
+      r(["karpenter.sh"], ["nodepools"], ["list"]),
+      r(CORE, ["nodes"], ["list"]),
+      r(CORE, ["events"], ["list"]),
+      r(CORE, ["configmaps"], ["get"], ["cluster-autoscaler-status"]),
+    ],
+    namespaceRules: [
+      r(APPS, ["deployments"], CRUD_OWN),
+      r(["autoscaling"], ["horizontalpodautoscalers"], CRUD_OWN),
+      r(CORE, ["pods"], ["list"]),
+    ],
+  },
+  {
+    name: "robust-controller",
+    phase: "conformance",
+    timeoutMs: 5 * MINUTE,
+    isolated: true,
+    cncf: { requirement: "robust_controller", file: "robust-operator.md" },
+    description:
+      "a CRD-based AI operator runs, its validating webhook has endpoints, and it rejects an invalid custom resource",
+    clusterRules: () => [
+      r(APPS, ["deployments"], ["get"]),
+      r(CORE, ["pods"], ["list"]),
+      r(["admissionregistration.k8s.io"], ["validatingwebhookconfigurations"], ["list"]),
+      r(["discovery.k8s.io"], ["endpointslices"], ["list"]),
+      CRDS,
+      r(["nvidia.com"], ["dynamographdeployments", "dynamocomponentdeployments"], ["list"]),
+    ],
+    namespaceRules: [
+      r(["nvidia.com"], ["dynamographdeployments"], ["create", "delete"]),
+      r(["trainer.kubeflow.org"], ["trainjobs"], ["create", "delete"]),
+    ],
+  },
 ];
+
+/** Every check of a phase, in catalog order. */
+export const checksOfPhase = (phase: Phase): ValidatorEntry[] => VALIDATORS.filter((v) => v.phase === phase);
 
 /** The validator that runs one pod per GPU node instead of one Job. */
 export const NVIDIA_SMI_CHECK = "check-nvidia-smi";
