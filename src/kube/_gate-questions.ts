@@ -69,7 +69,12 @@ export class Questions {
 
   /** Allowed, by the answer already in (false when unasked). */
   async allowed(check: AccessCheck): Promise<boolean> {
-    return (await this.asked.get(checkKey(check)))?.allowed === true;
+    return (await this.answer(check))?.allowed === true;
+  }
+
+  /** The answer already in for the caller's own check (allowed and the authorizer's reason), if asked. */
+  answer(check: AccessCheck): Promise<AccessAnswer> | undefined {
+    return this.asked.get(checkKey(check));
   }
 }
 
@@ -116,7 +121,9 @@ export async function subjectLines(
 ): Promise<string[]> {
   try {
     const answers = await questions.answers(s.checks, s.subject);
-    return s.checks.filter((_, i) => !answers[i]?.allowed).map((c) => describeMissing(c, { who: s.who }));
+    return s.checks.flatMap((c, i) =>
+      answers[i]?.allowed ? [] : [describeMissing(c, { who: s.who, reason: answers[i]?.reason })],
+    );
   } catch (err) {
     if (!isForbidden(err) && !isUnauthorized(err) && !isNotFound(err) && !isMethodNotSupported(err))
       throw err;

@@ -175,12 +175,15 @@ async function evaluate<N extends Need>(
     const allowed = await Promise.all(checks.map((c) => run.questions.allowed(c)));
     return checks.filter((_, i) => !allowed[i]);
   };
+  /** The line of a denied check, with the authorizer's reason when it gave one. */
+  const missing = async (c: AccessCheck): Promise<string> =>
+    describeMissing(c, { who, reason: (await run.questions.answer(c))?.reason });
   for (const n of await denied(access)) {
     if (n.required === false) {
       out.unmet.push(n);
       continue;
     }
-    out.lines.push(describeMissing(n, { who }));
+    out.lines.push(await missing(n));
     if (n.hint) out.hints.push(n.hint);
   }
   for (const { g, rules } of grants) {
@@ -203,7 +206,7 @@ async function evaluate<N extends Need>(
   const missingNeeds = await denied(needs);
   if (missingNeeds.length > 0) {
     // Which checks apply is not known: none of them is listed, and the remedy says so.
-    out.lines.push(...missingNeeds.map((c) => describeMissing(c, { who })));
+    out.lines.push(...(await Promise.all(missingNeeds.map(missing))));
     out.hints.push(later.unchecked);
     return out;
   }

@@ -124,19 +124,24 @@ export interface MissingWording {
   who?: string | undefined;
   /** The object the run creates that grants it, e.g. "the run's ClusterRole": then holding it is required. */
   grantedBy?: string | undefined;
+  /** The authorizer's reason for the denial, when it gave one (a review's status.reason). */
+  reason?: string | undefined;
 }
 
 /**
- * The one wording of a missing permission, for every gate:
+ * The one wording of a missing permission, for every gate — who, the verb quoted, the resource with its
+ * subresource and group, the scope, then the authorizer's reason when it gave one:
  * `the caller (your kubeconfig identity) cannot "delete" jobs.batch "aicr" (namespace "gpu-operator")`,
- * `... cannot "list" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`.
+ * `... cannot "get" pods/log (namespace "gpu"): RBAC: role.rbac.authorization.k8s.io "gone" not found`,
+ * `... cannot "list" nodes (cluster-scoped), which the run's ClusterRole grants: creating it would be refused as privilege escalation`.
  */
 export function describeMissing(check: AccessCheck, wording: MissingWording = {}): string {
   const resource = `${check.resource}${check.subresource ? `/${check.subresource}` : ""}${check.group ? `.${check.group}` : ""}`;
   const name = check.name ? ` ${JSON.stringify(check.name)}` : "";
-  const where = check.namespace ? `namespace ${JSON.stringify(check.namespace)}` : "cluster-wide";
+  const where = check.namespace ? `namespace ${JSON.stringify(check.namespace)}` : "cluster-scoped";
   const line = `${wording.who ?? CALLER} cannot ${JSON.stringify(check.verb)} ${resource}${name} (${where})`;
-  return wording.grantedBy
-    ? `${line}, which ${wording.grantedBy} grants: creating it would be refused as privilege escalation`
-    : line;
+  if (wording.grantedBy)
+    return `${line}, which ${wording.grantedBy} grants: creating it would be refused as privilege escalation`;
+  const reason = wording.reason?.trim();
+  return reason ? `${line}: ${reason}` : line;
 }

@@ -77,39 +77,50 @@ async function resolveIntent(o: CleanupOptions, entry: CreatedEntry): Promise<Re
   return row(entry, "left-behind", { uid, detail: "not provably created by this invocation" });
 }
 
+/** Whether this invocation still holds the Job whose agent writes the staging ConfigMap, and what was compared. */
+interface JobHold {
+  holds: boolean;
+  /** The Job's name, the UID recorded at its create (absent when the response was lost) and the live one. */
+  fields: { job?: string | undefined; jobUID?: string | undefined; liveJobUID?: string | undefined };
+}
+
 /**
  * A staging ConfigMap the run never observed: read before the wave (its Job's delete would let the
- * garbage collector take it first), kept unless the Job this invocation created still vouches for it.
+ * garbage collector take it first), kept unless the Job this invocation created still vouches for it
+ * and the ConfigMap carries aicr's name label.
  */
 async function planStagingSweep(
   o: CleanupOptions,
   staging: { namespace: string; name: string },
-  holdsJob: Promise<boolean>,
+  heldJob: Promise<JobHold>,
 ): Promise<{ row?: ReceiptRow; delete?: { ref: ObjectRef; uid: string; owners?: string[] | undefined } }> {
   const ref = { apiVersion: "v1", kind: "ConfigMap", ...staging };
-  const [cm, vouched] = await Promise.all([
+  const [cm, job] = await Promise.all([
     o.client.get<KubeObject>(ref).catch((err: unknown) => (isNotFound(err) ? undefined : err)),
-    holdsJob,
+    heldJob,
   ]);
   if (cm === undefined) return {};
   if (cm instanceof Error) return { row: row(ref, "failed", { detail: cm.message }) };
   const obj = cm as KubeObject;
-  if (!vouched || obj.metadata?.labels?.[LABEL.name] !== LABEL_VALUE.app || !obj.metadata?.uid) {
+  const uid = obj.metadata?.uid;
+  const where = { name: staging.name, namespace: staging.namespace, uid, runID: o.identity.runId };
+  if (!job.holds) {
     o.log.warn(
-      "cleanup left behind the ConfigMap at this run's staging name: this run cannot prove its own agent wrote it",
-      {
-        name: staging.name,
-        namespace: staging.namespace,
-      },
+      "cleanup kept the ConfigMap at this run's staging name: the Job whose agent would write it is no longer this run's",
+      { ...where, ...job.fields },
     );
-    return {
-      row: row(ref, "left-behind", {
-        uid: obj.metadata?.uid,
-        detail: "no live Job of this invocation vouches for it",
-      }),
-    };
+    return { row: row(ref, "left-behind", { uid, detail: "no live Job of this invocation vouches for it" }) };
   }
-  return { delete: { ref, uid: obj.metadata.uid, owners: ownerUids(obj) } };
+  const appName = obj.metadata?.labels?.[LABEL.name];
+  if (appName !== LABEL_VALUE.app || !uid) {
+    o.log.warn("cleanup kept the ConfigMap at this run's staging name: it does not carry aicr's name label", {
+      ...where,
+      label: LABEL.name,
+      value: appName,
+    });
+    return { row: row(ref, "left-behind", { uid, detail: `not labelled ${LABEL.name}=${LABEL_VALUE.app}` }) };
+  }
+  return { delete: { ref, uid, owners: ownerUids(obj) } };
 }
 
 async function deleteEntry(o: CleanupOptions, e: CreatedEntry): Promise<ReceiptRow> {
@@ -126,12 +137,16 @@ export async function cleanupRun(o: CleanupOptions): Promise<ReceiptRow[]> {
   const needsSweep = o.staging && !entries.some((e) => e.kind === "ConfigMap");
   // Checked before the fan-out, in one read-only wave: the Job's own delete runs concurrently with
   // the rest. A Job whose create response was lost vouches only with the proof that lets cleanup delete it.
-  const holdsJob = async (): Promise<boolean> => {
-    if (!job) return false;
+  const holdsJob = async (): Promise<JobHold> => {
+    if (!job) return { holds: false, fields: {} };
     const live = await o.client.get<KubeObject>(job).catch(() => undefined);
     const liveUid = live?.metadata?.uid;
-    if (!liveUid) return false;
-    return job.confirmed ? liveUid === job.uid : carriesInvocationLabels(live?.metadata?.labels, o.identity);
+    const fields = { job: job.name, jobUID: job.uid, liveJobUID: liveUid };
+    if (!liveUid) return { holds: false, fields };
+    const holds = job.confirmed
+      ? liveUid === job.uid
+      : carriesInvocationLabels(live?.metadata?.labels, o.identity);
+    return { holds, fields };
   };
   const sweep = needsSweep && o.staging ? await planStagingSweep(o, o.staging, holdsJob()) : {};
   // One concurrent wave: every delete carries its own UID precondition, so sending them together is

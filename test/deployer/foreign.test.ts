@@ -104,7 +104,16 @@ for (const backend of BACKENDS)
           const receipt = await run.cleanup();
           expect(receipt.find((r) => r.kind === "Job")).toMatchObject({ outcome: "not-ours" });
           expect(receipt.find((r) => r.kind === "ConfigMap")).toMatchObject({ outcome: "left-behind" });
-          expect(sink.find("cleanup left behind the ConfigMap").length).toBe(1);
+          const warned = sink.find("cleanup kept the ConfigMap at this run's staging name");
+          expect(warned.length).toBe(1);
+          // The Job it compared: its name, the UID this run recorded, and the UID standing there now.
+          expect(warned[0]).toMatchObject({
+            name: staging,
+            namespace: NS,
+            job: run.plan.names.job,
+            jobUID: run.jobUid,
+            liveJobUID: replacement.metadata.uid,
+          });
           expect(find(cluster(), "configmaps", NS, staging)?.metadata.uid).toBe(cm.metadata.uid);
           expect(find(cluster(), "jobs", NS, run.plan.names.job)?.metadata.uid).toBe(
             replacement.metadata.uid,

@@ -78,7 +78,7 @@ for (const backend of BACKENDS)
         )) as AicrError;
         expect(err.code).toBe("UNAUTHORIZED");
         expect(err.message).toContain(
-          'cannot "delete" clusterroles.rbac.authorization.k8s.io "aicr-node-reader" (cluster-wide)',
+          'cannot "delete" clusterroles.rbac.authorization.k8s.io "aicr-node-reader" (cluster-scoped)',
         );
         expect(err.message).toContain('cannot "delete" jobs.batch "aicr" (namespace "gpu-operator")');
         expect(err.message).not.toContain('cannot "get"');
@@ -144,7 +144,7 @@ for (const backend of BACKENDS)
           options({ scope: { allNamespaces: true } }),
         ).catch((e) => e)) as AicrError;
         expect(err.code).toBe("UNAUTHORIZED");
-        expect(err.message).toContain('cannot "list" jobs.batch (cluster-wide)');
+        expect(err.message).toContain('cannot "list" jobs.batch (cluster-scoped)');
       },
       TEST_MS,
     );

@@ -3,14 +3,17 @@ import { beforeAll, describe, expect, test } from "bun:test";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { KubeClient } from "../../src/kube/client.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
+import { until } from "../support/until.ts";
 import {
   AGENT_IMAGE,
   existingServiceAccount,
   freshNamespace,
   lastSeq,
+  put,
   runObjects,
   runSnapshot,
   snapshotCluster,
@@ -70,13 +73,51 @@ for (const backend of BACKENDS)
         expect(lines).toContain(`the caller "nobody" cannot "create" jobs.batch (namespace "${ns}")`);
         expect(lines).toContain(`the caller "nobody" cannot "get" pods/log (namespace "${ns}")`);
         // Prefix mode is known without the ServiceAccount look-up: its checks are listed too.
-        expect(lines).toContain(`the caller "nobody" cannot "create" clusterroles.${RBAC} (cluster-wide)`);
+        expect(lines).toContain(`the caller "nobody" cannot "create" clusterroles.${RBAC} (cluster-scoped)`);
         expect(lines).toContain(`the caller "nobody" cannot "delete" roles.${RBAC} (namespace "${ns}")`);
         expect(lines.length).toBeGreaterThan(13 + 10);
         expect(lines.every((l) => l.startsWith('the caller "nobody" cannot'))).toBe(true);
         expect(r.stderr).not.toContain("not evaluated");
         expect(r.stderr).not.toContain("your kubeconfig identity");
         expect(writes(cluster(), since)).toEqual([]);
+      },
+      TEST_MS,
+    );
+
+    test(
+      'each line reads <who> cannot "<verb>" <resource>[/<sub>][.<group>] (<scope>), then the authorizer\'s reason when it gave one',
+      async () => {
+        const ns = await freshNamespace(cluster(), "gate-reason");
+        const user = "dangling";
+        cluster().addUser(user, []);
+        // A RoleBinding whose Role does not exist: RBAC denies, and says why in the review's reason.
+        await put(cluster(), "rolebindings", {
+          apiVersion: `${RBAC}/v1`,
+          kind: "RoleBinding",
+          metadata: { name: user, namespace: ns },
+          roleRef: { apiGroup: RBAC, kind: "Role", name: "gone" },
+          subjects: [{ kind: "User", apiGroup: RBAC, name: user }],
+        });
+        const reason = 'RBAC: role.rbac.authorization.k8s.io "gone" not found';
+        const setup = KubeClient.connect({ kubeconfig: admin, env: {} });
+        try {
+          const asked = { verb: "get", group: "", resource: "serviceaccounts", namespace: ns };
+          await until(
+            async () => (await setup.review(asked, { user, groups: [] })).reason === reason,
+            "the dangling binding seen by the authorizer",
+          );
+        } finally {
+          setup.close();
+        }
+        const r = await runSnapshot(cluster().kubeconfigFor(user), ["-n", ns, ...img]);
+        expect(r.code, r.stderr).toBe(4);
+        const lines = missingLines(r.stderr);
+        expect(lines).toContain(
+          `the caller "${user}" cannot "get" serviceaccounts (namespace "${ns}"): ${reason}`,
+        );
+        expect(lines).toContain(`the caller "${user}" cannot "get" pods/log (namespace "${ns}"): ${reason}`);
+        // A cluster-scoped request never reads a RoleBinding: no reason, the scope said as the original says it.
+        expect(lines).toContain(`the caller "${user}" cannot "create" clusterroles.${RBAC} (cluster-scoped)`);
       },
       TEST_MS,
     );
@@ -124,10 +165,10 @@ for (const backend of BACKENDS)
             `the caller "base-only" cannot "${verb}" rolebindings.${RBAC} (namespace "${ns}")`,
           );
           expect(lines).toContain(
-            `the caller "base-only" cannot "${verb}" clusterroles.${RBAC} (cluster-wide)`,
+            `the caller "base-only" cannot "${verb}" clusterroles.${RBAC} (cluster-scoped)`,
           );
           expect(lines).toContain(
-            `the caller "base-only" cannot "${verb}" clusterrolebindings.${RBAC} (cluster-wide)`,
+            `the caller "base-only" cannot "${verb}" clusterrolebindings.${RBAC} (cluster-scoped)`,
           );
         }
         expect(r.stderr).toContain("--service-account-name <existing>");
@@ -158,7 +199,7 @@ for (const backend of BACKENDS)
         const lines = missingLines(r.stderr);
         for (const verb of ["get", "list"])
           expect(lines).toContain(
-            `the caller "rbac-writer" cannot "${verb}" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
+            `the caller "rbac-writer" cannot "${verb}" nodes (cluster-scoped), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
           );
         expect(lines.some((l) => l.includes("the run's Role would be refused"))).toBe(false);
         expect(lines.some((l) => l.includes('cannot "create"'))).toBe(false);
@@ -224,8 +265,8 @@ for (const backend of BACKENDS)
         const lines = missingLines(r.stderr);
         const who = `agent ServiceAccount "system:serviceaccount:${ns}:bare" cannot`;
         expect(lines).toContain(`${who} "create" configmaps (namespace "${ns}")`);
-        expect(lines).toContain(`${who} "get" nodes (cluster-wide)`);
-        expect(lines).toContain(`${who} "list" clusterpolicies.nvidia.com (cluster-wide)`);
+        expect(lines).toContain(`${who} "get" nodes (cluster-scoped)`);
+        expect(lines).toContain(`${who} "list" clusterpolicies.nvidia.com (cluster-scoped)`);
         expect(lines.every((l) => l.startsWith(who))).toBe(true);
         expect(r.stderr).toContain(`aicr render-rbac bare --namespace ${ns}`);
         expect(writes(cluster(), since)).toEqual([]);

@@ -50,10 +50,10 @@ for (const backend of BACKENDS)
           /\[UNAUTHORIZED\] missing \d+ permission\(s\) the validation run needs; nothing was created/,
         );
         for (const line of [
-          'the caller (your kubeconfig identity) cannot "create" clusterroles.rbac.authorization.k8s.io (cluster-wide)',
-          'the caller (your kubeconfig identity) cannot "delete" clusterrolebindings.rbac.authorization.k8s.io (cluster-wide)',
-          `the caller (your kubeconfig identity) cannot "list" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
-          `the caller (your kubeconfig identity) cannot "list" clusterpolicies.nvidia.com (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
+          'the caller (your kubeconfig identity) cannot "create" clusterroles.rbac.authorization.k8s.io (cluster-scoped)',
+          'the caller (your kubeconfig identity) cannot "delete" clusterrolebindings.rbac.authorization.k8s.io (cluster-scoped)',
+          `the caller (your kubeconfig identity) cannot "list" nodes (cluster-scoped), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
+          `the caller (your kubeconfig identity) cannot "list" clusterpolicies.nvidia.com (cluster-scoped), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
         ])
           expect(r.stderr).toContain(line);
         expect(r.stderr).not.toContain(`(namespace "${NS}")`);

@@ -209,7 +209,7 @@ describe("passGate", () => {
       const lines = err.message.split("\n").slice(1);
       expect(lines.slice(0, 3)).toEqual([
         `the caller "limited" cannot "delete" pods (namespace "${NS}")`,
-        `the caller "limited" cannot "list" nodes (cluster-wide), which the test ClusterRole grants: creating it would be refused as privilege escalation`,
+        `the caller "limited" cannot "list" nodes (cluster-scoped), which the test ClusterRole grants: creating it would be refused as privilege escalation`,
         `agent "${agent}" cannot "get" configmaps (namespace "${RESTRICTED}")`,
       ]);
       expect(lines[3]).toStartWith(
@@ -248,10 +248,10 @@ describe("passGate", () => {
       // 2 groups × 3 resources × 2 verbs, none held.
       expect(lines.length).toBe(12);
       expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot "create" pods/exec.apps (cluster-wide), which the test ClusterRole grants: creating it would be refused as privilege escalation`,
+        `the caller (your kubeconfig identity) cannot "create" pods/exec.apps (cluster-scoped), which the test ClusterRole grants: creating it would be refused as privilege escalation`,
       );
       expect(lines).toContain(
-        `the caller (your kubeconfig identity) cannot "list" daemonsets (cluster-wide), which the test ClusterRole grants: creating it would be refused as privilege escalation`,
+        `the caller (your kubeconfig identity) cannot "list" daemonsets (cluster-scoped), which the test ClusterRole grants: creating it would be refused as privilege escalation`,
       );
       expect(attributes("limited")).toContainEqual({
         verb: "create",

@@ -333,10 +333,21 @@ describe("describeMissing", () => {
       describeMissing({ verb: "delete", group: "batch", resource: "jobs", namespace: "gpu", name: "aicr" }),
     ).toBe('the caller (your kubeconfig identity) cannot "delete" jobs.batch "aicr" (namespace "gpu")');
     expect(describeMissing({ verb: "list", group: "", resource: "configmaps" })).toBe(
-      'the caller (your kubeconfig identity) cannot "list" configmaps (cluster-wide)',
+      'the caller (your kubeconfig identity) cannot "list" configmaps (cluster-scoped)',
     );
     expect(describeMissing(GET_LOG, { who: 'agent ServiceAccount "system:serviceaccount:demo:agent"' })).toBe(
       'agent ServiceAccount "system:serviceaccount:demo:agent" cannot "get" pods/log (namespace "demo")',
+    );
+  });
+
+  test("the authorizer's reason after a colon when it gave one; blank reasons add nothing", () => {
+    expect(
+      describeMissing(GET_LOG, { reason: 'RBAC: role.rbac.authorization.k8s.io "gone" not found' }),
+    ).toBe(
+      'the caller (your kubeconfig identity) cannot "get" pods/log (namespace "demo"): RBAC: role.rbac.authorization.k8s.io "gone" not found',
+    );
+    expect(describeMissing(GET_LOG, { reason: " " })).toBe(
+      'the caller (your kubeconfig identity) cannot "get" pods/log (namespace "demo")',
     );
   });
 
@@ -344,7 +355,7 @@ describe("describeMissing", () => {
     expect(
       describeMissing({ verb: "get", group: "", resource: "nodes" }, { grantedBy: "the run's ClusterRole" }),
     ).toBe(
-      `the caller (your kubeconfig identity) cannot "get" nodes (cluster-wide), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
+      `the caller (your kubeconfig identity) cannot "get" nodes (cluster-scoped), which the run's ClusterRole grants: creating it would be refused as privilege escalation`,
     );
   });
 
