@@ -9,7 +9,15 @@
  */
 import { AicrError } from "../core/errors.ts";
 import { nearest } from "../core/suggest.ts";
-import { type FlagSpecs, isFlag, type Spelling, spellings, takesValue, valueHintOf } from "./_flag-spec.ts";
+import {
+  type FlagSpecs,
+  isFlag,
+  isRepeatable,
+  type Spelling,
+  spellings,
+  takesValue,
+  valueHintOf,
+} from "./_flag-spec.ts";
 
 /** A boolean as written: true (`--x`), false (`--no-x`), or the text of `--x=<v>` for its parser. */
 export type Written = string | boolean;
@@ -47,9 +55,10 @@ export const BOOLEAN_SPELLINGS = ["true", "false", "1", "0", "yes", "no"] as con
  *
  * Refused here, whatever the command: a value flag with an empty value (`-n ""`, `--namespace=`:
  * an unset shell variable must not quietly mean the default), an empty item of a comma list, a
- * boolean written other than true/false/1/0/yes/no, and more words than the command takes — those
- * after `--` included (`--` ends the flags: every word after it is an argument, even one starting
- * with a dash).
+ * single-value flag given twice in any of its spellings (`-t json -t yaml`: which one was meant is
+ * not aicr's to guess; repeatable and list flags take every value), a boolean written other than
+ * true/false/1/0/yes/no, and more words than the command takes — those after `--` included (`--`
+ * ends the flags: every word after it is an argument, even one starting with a dash).
  */
 export function scanArgv(
   command: string,
@@ -79,6 +88,8 @@ export function scanArgv(
       ? `"${who}" takes no arguments, only flags`
       : `"${who}" takes ${positionals} argument${positionals > 1 ? "s" : ""}`;
   const out: string[] = [];
+  /** Each single-value flag's first value and how it was spelled: a second one is refused. */
+  const single = new Map<string, { value: string; as: string }>();
   let seen = 0;
   /** A word: the next positional, or refused when the command takes no more. */
   const word = (token: string, afterDashes: boolean) => {
@@ -161,6 +172,16 @@ export function scanArgv(
         { field: dashed(name), value },
         `write ${dashed(name)} <${hint}>[,<${hint}>…] with no empty item`,
       );
+    if (spec && !isRepeatable(spec)) {
+      const first = single.get(spelling.key);
+      if (first)
+        bad(
+          `flag --${spelling.key} can only be given once: got ${JSON.stringify(first.value)} (${first.as}), then ${JSON.stringify(value)} (${dashed(name)})`,
+          { field: `--${spelling.key}`, values: [first.value, value] },
+          `give --${spelling.key} one value (see "${who} --help")`,
+        );
+      else single.set(spelling.key, { value, as: dashed(name) });
+    }
     out.push(`--${spelling.key}=${value}`);
   }
   return problem ? { tokens: out, problem } : { tokens: out };
@@ -268,7 +289,7 @@ function resultOf(tokens: readonly string[], specs: FlagSpecs): ParsedArgv {
     const spec = specs[key];
     if (!spec || !isFlag(spec)) continue;
     if (takesValue(spec)) {
-      // Every value, in order (the last counts for a flag that is not repeatable).
+      // Every value, in order (a flag that is not repeatable has one: scanArgv refuses a second).
       values.set(key, flagValues(flagPart, key, { list: spec.list === true }));
     } else {
       const written = flagBoolean(flagPart, key);

@@ -4,7 +4,7 @@ import { flagValues, normalizeArgv } from "../../../src/commands/_argv.ts";
 import type { FlagSpecs as ArgsDef } from "../../../src/commands/_flag-spec.ts";
 
 const ARGS: ArgsDef = {
-  namespace: { type: "string", alias: "n" },
+  namespace: { type: "string", alias: "n", repeatable: true },
   "node-selector": { type: "string" },
   context: { type: "string" },
   yes: { type: "boolean" },

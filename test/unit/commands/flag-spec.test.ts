@@ -33,25 +33,19 @@ const read = (argv: string[]) => {
 };
 
 describe("one reading of argv into typed values", () => {
-  test("every value of a repeatable flag in order; a list splits; the last of any other", () => {
-    const f = read([
-      "x",
-      "-l",
-      "a=1",
-      "--label=b=2",
-      "-lc=3",
-      "-n",
-      "a, b",
-      "-n",
-      "a,c",
-      "-t",
-      "yaml",
-      "-tjson",
-    ]);
+  test("every value of a repeatable flag in order; a list splits; any other flag once", () => {
+    const f = read(["x", "-l", "a=1", "--label=b=2", "-lc=3", "-n", "a, b", "-n", "a,c", "-tjson"]);
     expect(f.list("label")).toEqual(["a=1", "b=2", "c=3"]);
     expect(f.list("namespace")).toEqual(["a", "b", "c"]);
     expect(f.string("format")).toBe("json");
     expect(f.string("target")).toBe("x");
+    // A single-value flag given again, in any spelling, is refused naming it (the original refuses it too).
+    const twice = thrown(() => read(["x", "-t", "yaml", "-tjson"]));
+    expect(twice.code).toBe("INVALID_REQUEST");
+    expect(twice.message).toBe('flag --format can only be given once: got "yaml" (-t), then "json" (-t)');
+    expect(thrown(() => read(["x", "--timeout", "1m", "--timeout=2m"])).message).toContain(
+      "flag --timeout can only be given once",
+    );
   });
 
   test("booleans as written: --x, --no-x, --x=true/false, short aliases; defaults when absent", () => {
