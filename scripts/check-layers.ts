@@ -32,7 +32,7 @@ const LAYERS: string[][] = [
 ];
 const PURE = [
   /^rbac\/_?(rules|render|objects)\.ts$/,
-  /^core\/(names|labels|errors)\.ts$/,
+  /^core\/(names|labels|errors|url)\.ts$/,
   /^image\/_?(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
   /^image\/registry\/_?(reference|plan|challenge)\.ts$/,
   /^run\/run-id\.ts$/,

@@ -1,5 +1,6 @@
 import { AicrError } from "../core/errors.ts";
 import { checkFileDestination, checkOutputsApart, type NamedPath } from "../core/files.ts";
+import { INPUT_LIMITS, readCaFile } from "../core/input-file.ts";
 import { runNames } from "../run/names.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
 import { parseSource as documentSource } from "../snapshot/source.ts";
@@ -9,6 +10,7 @@ import {
   DEFAULT_VALIDATE_TIMEOUT_MS,
   type PodPlacement,
   type Source,
+  VALIDATE_COMMAND,
   type ValidateOptions,
 } from "../validate/options.ts";
 import { PHASES, type Phase } from "../validate/recipe.ts";
@@ -21,6 +23,8 @@ export interface ValidateFlags {
   /** --kubeconfig, only so that no report replaces it. */
   kubeconfig?: string | undefined;
   snapshot?: string | undefined;
+  /** A PEM CA trusted for an https:// --recipe or --snapshot. */
+  caFile?: string | undefined;
   namespace?: string | undefined;
   phases: string[];
   skipChecks: string[];
@@ -128,9 +132,30 @@ function refuseCaptureOnly(f: ValidateFlags): void {
   );
 }
 
+/** A file path, cm://<namespace>/<name> or an https:// URL (checked now: no request is sent). */
 export function parseSource(flag: string, value: string): Source {
-  if (value === "") throw badFlag(flag, value, "a file path or cm://<namespace>/<name>");
-  return documentSource(value);
+  if (value === "") throw badFlag(flag, value, "a file path, cm://<namespace>/<name> or an https:// URL");
+  return documentSource(value, { flag, what: flag.slice(2), command: VALIDATE_COMMAND });
+}
+
+const CA_INPUT = {
+  flag: "--ca-file",
+  what: "a PEM CA certificate",
+  maxBytes: INPUT_LIMITS.pem,
+  remedy: "pass a readable PEM file with the CA certificate that issued the https:// server's certificate",
+};
+
+/** --ca-file: read now (before any request), and only beside an https:// --recipe or --snapshot. */
+function readValidateCa(caFile: string | undefined, sources: (Source | undefined)[]): string | undefined {
+  if (caFile === undefined) return undefined;
+  if (!sources.some((s) => s?.kind === "url")) {
+    throw new AicrError(
+      "INVALID_REQUEST",
+      "--ca-file trusts the server of an https:// --recipe or --snapshot, and neither is one",
+      { remedy: "drop --ca-file, or pass -r/-s https://…", context: { field: "--ca-file", value: caFile } },
+    );
+  }
+  return readCaFile(caFile, CA_INPUT);
 }
 
 /** Every flag checked before the first request or file read; an error names the flag and its value. */
@@ -141,10 +166,11 @@ export function resolveValidateOptions(
 ): ValidateOptions {
   if (!f.recipe) {
     throw new AicrError("INVALID_REQUEST", "missing --recipe: validate needs a recipe to check against", {
-      remedy: "pass -r <recipe.yaml> or -r cm://<namespace>/<name> (see examples/recipe.yaml)",
+      remedy: "pass -r <recipe.yaml>, -r cm://<namespace>/<name> or -r https://… (see examples/recipe.yaml)",
       context: { field: "--recipe" },
     });
   }
+  const recipe = parseSource("--recipe", f.recipe);
   const snapshot = f.snapshot !== undefined ? parseSource("--snapshot", f.snapshot) : undefined;
   if (f.noCluster && !snapshot) {
     throw new AicrError(
@@ -183,11 +209,13 @@ export function resolveValidateOptions(
   if (junitPath) checkFileDestination(junitPath, "--junit");
   const fileOf = (flag: string, value: string | undefined): NamedPath[] =>
     value && !isConfigMapUri(value) ? [{ flag, path: value }] : [];
+  const sourceFile = (flag: string, s: Source | undefined): NamedPath[] =>
+    s?.kind === "file" ? [{ flag, path: s.path }] : [];
   checkOutputsApart(
     [...fileOf("--output", outputPath), ...fileOf("--junit", junitPath)],
     [
-      ...fileOf("--recipe", f.recipe),
-      ...fileOf("--snapshot", f.snapshot),
+      ...sourceFile("--recipe", recipe),
+      ...sourceFile("--snapshot", snapshot),
       ...fileOf("--oke-addons", f.okeAddons),
       ...fileOf("--aks-gpu-pools", f.aksGpuPools),
       ...fileOf("--gke-gpu-pools", f.gkeGpuPools),
@@ -216,10 +244,13 @@ export function resolveValidateOptions(
         },
         env,
       );
+  // the CA last: every cheaper refusal comes first
+  const ca = readValidateCa(f.caFile, [recipe, snapshot]);
   return {
     capture,
-    recipe: parseSource("--recipe", f.recipe),
+    recipe,
     snapshot,
+    ca,
     namespace,
     phases: phases.length > 0 ? [...new Set(phases)] : [...PHASES],
     skipChecks: f.skipChecks,

@@ -17,6 +17,7 @@ export default defineAicrCommand({
     "aicr validate -r examples/recipe.yaml -n gpu-operator",
     "aicr validate -r cm://ops/recipe -s cm://ops/snapshot -o report.json --junit report.xml",
     "aicr validate -r recipe.yaml -n ops --service-account-name aicr-runner -o cm://ops/validation-report",
+    "aicr validate -r https://recipes.example.com/h100.yaml --ca-file corp-ca.pem -s node.yaml --no-cluster",
   ],
   globals: {
     namespace: {
@@ -29,14 +30,20 @@ export default defineAicrCommand({
     recipe: {
       type: "string",
       alias: "r",
-      description: "Recipe: a file or cm://<namespace>/<name>",
+      description: "Recipe: a file, cm://<namespace>/<name> or an https:// URL",
       valueHint: "src",
     },
     snapshot: {
       type: "string",
       alias: "s",
-      description: "Snapshot: a file or cm://<namespace>/<name> (default: capture one live with the agent)",
+      description:
+        "Snapshot: a file, cm://<namespace>/<name> or an https:// URL (default: capture one live with the agent)",
       valueHint: "src",
+    },
+    "ca-file": {
+      type: "string",
+      description: "PEM CA trusted (besides the system's) for an https:// --recipe or --snapshot",
+      valueHint: "file",
     },
     phase: {
       type: "enum",
@@ -137,6 +144,7 @@ export default defineAicrCommand({
         recipe: flags.string("recipe"),
         kubeconfig: flags.string("kubeconfig"),
         snapshot: flags.string("snapshot"),
+        caFile: flags.string("ca-file"),
         namespace: flags.string("namespace"),
         phases: flags.list("phase"),
         skipChecks: flags.list("skip-check"),

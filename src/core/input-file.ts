@@ -11,6 +11,7 @@
  * chunks. Text kinds must be UTF-8: invalid bytes are refused with their offset, never replaced.
  * Every message names the flag, the path and the problem — never a byte of the file's contents.
  */
+import { X509Certificate } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats, statSync } from "node:fs";
 import { AicrError } from "./errors.ts";
 
@@ -213,6 +214,32 @@ function textOf(bytes: Uint8Array, spec: InputSpec, path: string): string {
   if ("badOffset" in decoded)
     throw inputError(spec, path, `not UTF-8 text (an invalid byte at offset ${decoded.badOffset})`);
   return decoded.text.startsWith("\uFEFF") ? decoded.text.slice(1) : decoded.text;
+}
+
+const PEM_CERTIFICATE = /-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g;
+
+/**
+ * A CA bundle a --ca-file names (kind "pem"): PEM text holding one certificate or more, each of which
+ * parses as X.509 — a damaged one is refused here, by its place in the file, not later as a failed
+ * handshake. Returned as read (the TLS options take the PEM text).
+ */
+export function readCaFile(path: string, spec: InputSpec): string {
+  const text = readInputText(path, spec);
+  const blocks = text.match(PEM_CERTIFICATE) ?? [];
+  const refuse = (problem: string) =>
+    new AicrError("INVALID_REQUEST", `${spec.flag} ${JSON.stringify(path)} ${problem}`, {
+      remedy: "pass the CA certificate in PEM form (-----BEGIN CERTIFICATE-----)",
+      context: { field: spec.flag, value: path },
+    });
+  if (blocks.length === 0) throw refuse("holds no PEM certificate");
+  for (const [i, block] of blocks.entries()) {
+    try {
+      new X509Certificate(block);
+    } catch {
+      throw refuse(`holds a damaged certificate (PEM block ${i + 1} of ${blocks.length} is not X.509)`);
+    }
+  }
+  return text;
 }
 
 /**

@@ -1,30 +1,54 @@
 /**
- * A document the operator names with a flag — a snapshot or a recipe — read from a file or from a
- * ConfigMap (`cm://<namespace>/<name>`). validate and diff read their inputs here; the cluster is
- * contacted only for cm://.
+ * A document the operator names with a flag — a snapshot or a recipe — read from a file, from a
+ * ConfigMap (`cm://<namespace>/<name>`) or, where the caller takes URLs (validate), from an https://
+ * URL (_https-source.ts). validate and diff read their inputs here; the cluster is contacted only for
+ * cm://.
  */
 import { AicrError } from "../core/errors.ts";
 import { INPUT_LIMITS, readInputText } from "../core/input-file.ts";
+import { maskUrl } from "../core/url.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { isNotFound } from "../kube/errors.ts";
+import { fetchHttpsText, looksLikeUrl, parseHttpsUrl } from "./_https-source.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "./cm-uri.ts";
 
-export type DocumentSource = { kind: "file"; path: string } | { kind: "configmap"; ref: ConfigMapRef };
+export type DocumentSource =
+  | { kind: "file"; path: string }
+  | { kind: "configmap"; ref: ConfigMapRef }
+  | { kind: "url"; url: URL };
+
+/** Where URLs are taken: the flag and document they name, and the command (for the remedies). */
+export interface UrlSpec {
+  flag: string;
+  what: string;
+  command: string;
+}
+
+/** What an https:// fetch needs at run time: the --ca-file CA, the run's cancel signal. */
+export interface FetchOptions {
+  ca?: string | undefined;
+  signal: AbortSignal;
+  command: string;
+}
 
 export interface LoadedText {
   text: string;
-  /** How the source is named in messages: the path or the cm:// URI. */
+  /** How the source is named in messages: the path, the cm:// URI or the URL (masked). */
   name: string;
 }
 
-/** A flag's value as a source: cm://<namespace>/<name>, else a file path. */
-export const parseSource = (value: string): DocumentSource =>
-  isConfigMapUri(value)
-    ? { kind: "configmap", ref: parseConfigMapUri(value) }
-    : { kind: "file", path: value };
+/**
+ * A flag's value as a source: cm://<namespace>/<name>; with `urls`, an https:// URL (checked now:
+ * http:// and other schemes refused); else a file path.
+ */
+export function parseSource(value: string, urls?: UrlSpec): DocumentSource {
+  if (isConfigMapUri(value)) return { kind: "configmap", ref: parseConfigMapUri(value) };
+  if (urls && looksLikeUrl(value)) return { kind: "url", url: parseHttpsUrl(value, urls) };
+  return { kind: "file", path: value };
+}
 
 export const describeSource = (s: DocumentSource): string =>
-  s.kind === "file" ? s.path : `cm://${s.ref.namespace}/${s.ref.name}`;
+  s.kind === "file" ? s.path : s.kind === "url" ? maskUrl(s.url) : `cm://${s.ref.namespace}/${s.ref.name}`;
 
 /** The ConfigMap key holding the document: `<what>.yaml`, `<what>.json`, else its only key. */
 export function pickDataKey(data: Record<string, string>, what: string): string | undefined {
@@ -87,13 +111,31 @@ export async function readSourceConfigMap(
   return { text: data[key] ?? "", name };
 }
 
-/** A file or a ConfigMap; `connect` is called only for cm://. */
+/** An https:// URL's document, within its kind's cap (as a file's). */
+export async function fetchSource(
+  flag: string,
+  url: URL,
+  what: string,
+  o: FetchOptions,
+): Promise<LoadedText> {
+  const maxBytes = SOURCE_LIMITS[what] ?? INPUT_LIMITS.snapshot;
+  const text = await fetchHttpsText(url, { flag, what, maxBytes, ...o });
+  return { text, name: maskUrl(url) };
+}
+
+/** A file, a ConfigMap or a URL; `connect` is called only for cm://, `fetch` is needed for a URL. */
 export function loadSource(
   source: DocumentSource,
-  o: { flag: string; what: string },
+  o: { flag: string; what: string; fetch?: FetchOptions | undefined },
   connect: () => Promise<KubeClient>,
 ): Promise<LoadedText> {
-  return source.kind === "file"
-    ? readSourceFile(o.flag, source.path, o.what)
-    : connect().then((client) => readSourceConfigMap(o.flag, source.ref, o.what, client));
+  switch (source.kind) {
+    case "file":
+      return readSourceFile(o.flag, source.path, o.what);
+    case "url":
+      if (!o.fetch) throw new Error(`${o.flag}: a URL source needs the fetch options`);
+      return fetchSource(o.flag, source.url, o.what, o.fetch);
+    case "configmap":
+      return connect().then((client) => readSourceConfigMap(o.flag, source.ref, o.what, client));
+  }
 }

@@ -5,11 +5,11 @@ import type { KubeClient } from "../kube/client.ts";
 import { parseSnapshot } from "../snapshot/schema.ts";
 import { captureSnapshot } from "./_capture.ts";
 import { planChecks } from "./_catalog.ts";
-import { loadSource, parseSnapshotWarning } from "./_inputs.ts";
+import { type LoadedText, loadSource, parseSnapshotWarning } from "./_inputs.ts";
 import { type ConstraintResult, evaluateReadiness, readinessError } from "./_readiness.ts";
 import type { CheckResult } from "./_report.ts";
 import { writeReports } from "./_write-reports.ts";
-import type { ValidateOptions } from "./options.ts";
+import type { Source, ValidateOptions } from "./options.ts";
 import { parseRecipe } from "./recipe.ts";
 
 export interface FlowIo {
@@ -44,7 +44,7 @@ function readinessRows(results: readonly ConstraintResult[], allowMissing: boole
 }
 
 /**
- * aicr validate: recipe → declared checks → snapshot (file, cm:// or live capture) → readiness →
+ * aicr validate: recipe → declared checks → snapshot (file, cm://, https:// or live capture) → readiness →
  * validation Jobs (unless --no-cluster or readiness failed) → reports → exit status by the results
  * (a readiness failure: INVALID_REQUEST, exit 2, after its report).
  */
@@ -52,9 +52,17 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   const start = io.now();
   // One --timeout for the whole validation: the live capture and the checks share it.
   const startedAt = Date.now();
-  const recipeSrc = await loadSource(o.recipe, "recipe", io.connect);
+  const load = (source: Source, what: "recipe" | "snapshot") =>
+    loadSource(source, what, io.connect, { ca: o.ca, signal: io.signal });
+  // An https:// input is in hand before the first cluster request: a failed fetch sends nothing (a
+  // cm:// recipe is read after an https:// snapshot, a file or https:// recipe before it).
+  let fetched: LoadedText | undefined;
+  if (o.snapshot?.kind === "url" && o.recipe.kind === "configmap")
+    fetched = await load(o.snapshot, "snapshot");
+  const recipeSrc = await load(o.recipe, "recipe");
   const recipe = parseRecipe(recipeSrc.text, recipeSrc.name);
   const checks = planChecks(recipe, { phases: o.phases, skip: o.skipChecks });
+  if (o.snapshot?.kind === "url" && !fetched) fetched = await load(o.snapshot, "snapshot");
   // -o cm:// is checked before the capture deploys anything: results are never made only to be lost.
   if (o.outputConfigMap) {
     const { checkReportTarget } = await import("./_report-cm.ts");
@@ -63,7 +71,7 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   let snapshotText: string;
   let snapshotName: string;
   if (o.snapshot) {
-    const src = await loadSource(o.snapshot, "snapshot", io.connect);
+    const src = fetched ?? (await load(o.snapshot, "snapshot"));
     snapshotText = src.text;
     snapshotName = src.name;
   } else {

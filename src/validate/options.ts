@@ -8,6 +8,9 @@ import type { Phase, Recipe } from "./recipe.ts";
 
 export const DEFAULT_VALIDATE_NAMESPACE = "aicr-validation";
 
+/** The command an https:// fetch's remedy names (download the file, then run it with the file). */
+export const VALIDATE_COMMAND = "aicr validate";
+
 export const DEFAULT_VALIDATE_TIMEOUT_MS = 5 * 60_000;
 
 /** Job prefix of the live capture's agent. */
@@ -29,6 +32,8 @@ export interface ValidateOptions {
   recipe: Source;
   /** Absent → a live capture through the agent. */
   snapshot?: Source | undefined;
+  /** --ca-file's PEM: trusted, besides the system roots, for an https:// recipe or snapshot. */
+  ca?: string | undefined;
   /** The live capture's snapshot run, resolved with the flags (absent with --snapshot). */
   capture?: Omit<SnapshotRunOptions, "destination" | "format"> | undefined;
   namespace: string;

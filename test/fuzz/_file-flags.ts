@@ -69,6 +69,23 @@ export const FILE_FLAGS: FileFlag[] = [
     argv: (p) => ["validate", "-r", FIXTURES.recipe, "-s", p, "--no-cluster", "-t", "json"],
   },
   {
+    // a URL nothing answers (the discard port): a CA file that passes its checks is not enough to fetch
+    id: "validate --ca-file",
+    role: "input",
+    argv: (p) => [
+      "validate",
+      "-r",
+      "https://127.0.0.1:9/recipe.yaml",
+      "-s",
+      FIXTURES.snapshot,
+      "--no-cluster",
+      "-t",
+      "json",
+      "--ca-file",
+      p,
+    ],
+  },
+  {
     id: "validate --config",
     role: "input",
     argv: (p) => ["validate", "--config", p, "-r", FIXTURES.recipe, "-s", FIXTURES.snapshot, "--no-cluster"],

@@ -4,6 +4,7 @@
  * its API host.
  */
 import { AicrError } from "../../core/errors.ts";
+import { maskUserinfo } from "../../core/url.ts";
 
 export interface PushTarget {
   /** The registry as the operator wrote it (used in the printed reference and credential look-up). */
@@ -19,13 +20,6 @@ const HOST =
 const COMPONENT = /^[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*$/;
 export const TAG = /^[\w][\w.-]{0,127}$/;
 const FORM = "<registry>/<repository>[:<tag>], e.g. registry.example.com:5000/team/aicr:v1";
-
-/** `[scheme://]user[:password]@` before the host: credentials typed into a reference. */
-const USERINFO = /^([a-z][a-z0-9+.-]*:\/\/)?[^/@]*@/i;
-
-/** The reference as it may be shown: a user:password@ part is masked (`***@`), never echoed. */
-export const maskUserinfo = (value: string): string =>
-  value.replace(USERINFO, (_m, scheme: string | undefined) => `${scheme ?? ""}***@`);
 
 const bad = (value: string, detail: string, remedy: string): AicrError =>
   new AicrError(

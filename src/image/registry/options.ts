@@ -4,7 +4,7 @@
  * credentials given on the command line will not travel over plain HTTP off this machine.
  */
 import { AicrError, invalid } from "../../core/errors.ts";
-import { INPUT_LIMITS, readInputBytes, readInputText } from "../../core/input-file.ts";
+import { INPUT_LIMITS, readCaFile, readInputBytes } from "../../core/input-file.ts";
 import { type OciArchive, readOciArchive } from "../_archive.ts";
 import { isLoopback, type PushTarget, parseMountFrom, parsePushTarget } from "./_reference.ts";
 
@@ -69,17 +69,6 @@ function readArchive(path: string): OciArchive {
   }
 }
 
-function readCa(path: string): string {
-  const text = readInputText(path, CA_INPUT);
-  if (!text.includes("-----BEGIN CERTIFICATE-----")) {
-    throw invalid(`--ca-file ${JSON.stringify(path)} holds no PEM certificate`, {
-      remedy: "pass the CA certificate in PEM form (-----BEGIN CERTIFICATE-----)",
-      context: { field: "--ca-file", value: path },
-    });
-  }
-  return text;
-}
-
 /** The password as piped in: one trailing newline (echo, a here-string) is not part of it. */
 export function trimPassword(text: string): string {
   return text.replace(/\r?\n$/, "");
@@ -122,7 +111,7 @@ export async function resolvePushInputs(f: PushFlags, readStdin: () => Promise<s
       },
     );
   }
-  const ca = f.caFile !== undefined ? readCa(f.caFile) : undefined;
+  const ca = f.caFile !== undefined ? readCaFile(f.caFile, CA_INPUT) : undefined;
   let password: string | undefined;
   if (f.passwordStdin) {
     password = trimPassword(await readStdin());

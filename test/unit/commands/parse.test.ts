@@ -564,7 +564,9 @@ describe("parseSource", () => {
       ref: { namespace: "gpu-operator", name: "snap" },
     });
     const e = expectRefused(() => parseSource("--snapshot", ""), "--snapshot", "");
-    expect(e.message).toBe('invalid --snapshot "": expected a file path or cm://<namespace>/<name>');
+    expect(e.message).toBe(
+      'invalid --snapshot "": expected a file path, cm://<namespace>/<name> or an https:// URL',
+    );
     expect(thrown(() => parseSource("--recipe", "cm://a/b/c")).code).toBe("INVALID_REQUEST");
   });
 });
