@@ -9,7 +9,7 @@ import {
   type Shell,
 } from "./commands/_completion.ts";
 import { type AicrCommand, defineAicrCommand } from "./commands/_define.ts";
-import { checkRequired, Flags, loggingOf } from "./commands/_flags.ts";
+import { checkRequired, Flags, loggingOf, loggingSwitches } from "./commands/_flags.ts";
 import { renderUsage, usageWidth } from "./commands/_usage.ts";
 import { AicrError } from "./core/errors.ts";
 import { nearest } from "./core/suggest.ts";
@@ -293,6 +293,8 @@ export async function runCli(io: CliIo, argv: readonly string[] = commandLine())
   if (wantsHelp) return io.stdout(commandUsage(path, entry.description, cmd));
   const reading = read(path, rest, cmd.args);
   if (reading.problem) throw reading.problem;
+  // AICR_DEBUG / AICR_LOG_JSON where the flags do not decide: a bad value is refused before anything runs.
+  loggingSwitches(reading.parsed);
   // --config: the file's values for the flags the command line does not give (commands/_config-file.ts).
   const parsed = reading.parsed.values.has("config")
     ? (await import("./commands/_config-file.ts")).applyConfigFile(path, reading.parsed, cmd.args)

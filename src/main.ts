@@ -23,7 +23,8 @@ const EXIT_CANCELED = 9;
 process.on("SIGINT", onSignal);
 process.on("SIGTERM", onSignal);
 
-// --log-json and --debug as the one reading of argv found them (commands/_argv.ts), for the error's report.
+// --log-json and --debug as the one reading of argv found them (commands/_argv.ts; else AICR_LOG_JSON and
+// AICR_DEBUG), for the error's report.
 let logging = { json: false, debug: false };
 try {
   const { runCli } = await import("./cli.ts");

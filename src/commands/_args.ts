@@ -28,7 +28,12 @@ export const globalArgs = {
     valueHint: "namespace",
     env: "AICR_NAMESPACE",
   },
-  debug: { type: "boolean", description: "Log debug detail", notInConfig: LOGGING("--debug") },
+  debug: {
+    type: "boolean",
+    description: "Log debug detail",
+    env: "AICR_DEBUG",
+    notInConfig: LOGGING("--debug"),
+  },
   v: {
     type: "string",
     description: "Log verbosity as kubectl reads it (-v=4 and above: debug detail, as --debug)",
@@ -38,6 +43,7 @@ export const globalArgs = {
   "log-json": {
     type: "boolean",
     description: "Log one JSON object per line on stderr",
+    env: "AICR_LOG_JSON",
     notInConfig: LOGGING("--log-json"),
   },
   "run-id": {

@@ -2,7 +2,7 @@ import { createRunContext, type RunContext } from "../run/context.ts";
 import type { TransportName } from "../transport/types.ts";
 import { checkOneContext, globalArgs, verbosity } from "./_args.ts";
 import type { FlagSpec, FlagSpecs } from "./_flag-spec.ts";
-import type { Flags } from "./_flags.ts";
+import { type Flags, loggingSwitches } from "./_flags.ts";
 
 type Globals = typeof globalArgs;
 type GlobalName = keyof Globals;
@@ -85,6 +85,7 @@ export function defineAicrCommand<A extends FlagSpecs>(def: {
     args: { ...def.args, ...(def.config ? configArg(def.name) : {}), ...globals },
     async run(flags, signal) {
       if (!def.severalContexts && flags.specs.context) checkOneContext(command, flags.list("context"));
+      const logging = loggingSwitches(flags.parsed, process.env);
       const ctx = createRunContext({
         command,
         announce: def.announceRun ?? true,
@@ -92,8 +93,8 @@ export function defineAicrCommand<A extends FlagSpecs>(def: {
         signal,
         flags: {
           runId: flags.string("run-id"),
-          debug: flags.bool("debug") || verbosity(flags.string("v")) >= 4,
-          logJson: flags.bool("log-json"),
+          debug: logging.debug || verbosity(flags.string("v")) >= 4,
+          logJson: logging.json,
           kubeconfig: flags.specs.kubeconfig ? flags.string("kubeconfig") : undefined,
           context: flags.specs.context ? flags.string("context") : undefined,
         },

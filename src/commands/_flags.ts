@@ -15,14 +15,52 @@ export function mergeUnder(parsed: ParsedArgv, values: ReadonlyMap<string, reado
   return { values: merged, positionals: parsed.positionals };
 }
 
-/** --log-json and --debug (or -v ≥ 4) as far as they could be read: for the report of any error. */
-export function loggingOf(parsed: ParsedArgv): { json: boolean; debug: boolean } {
-  const on = (key: string) => {
-    const w = parsed.values.get(key)?.at(-1);
+/** The environment switches of the logging flags (the original's): read when the flag is not given. */
+export const LOGGING_ENV = { debug: "AICR_DEBUG", "log-json": "AICR_LOG_JSON" } as const;
+type LoggingSwitch = keyof typeof LOGGING_ENV;
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/** A logging switch as the command line writes it (`--x`, `--no-x`, `--x=<v>`), else as its variable does. */
+function switchOf(
+  parsed: ParsedArgv,
+  key: LoggingSwitch,
+  env: Env,
+): { value: Written; from: string } | undefined {
+  const written = parsed.values.get(key)?.at(-1);
+  if (written !== undefined) return { value: written, from: `--${key}` };
+  const value = env[LOGGING_ENV[key]];
+  return value === undefined || value === "" ? undefined : { value, from: LOGGING_ENV[key] };
+}
+
+/**
+ * --log-json and --debug (or -v ≥ 4), else AICR_LOG_JSON and AICR_DEBUG, as far as they could be
+ * read: for the report of any error (a value no boolean spelling reads as off here; loggingSwitches
+ * refuses it).
+ */
+export function loggingOf(parsed: ParsedArgv, env: Env = process.env): { json: boolean; debug: boolean } {
+  const on = (key: LoggingSwitch) => {
+    const w = switchOf(parsed, key, env)?.value;
     return w === true || (typeof w === "string" && ["true", "1", "yes"].includes(w));
   };
   const level = Number(parsed.values.get("v")?.at(-1) ?? "0");
   return { json: on("log-json"), debug: on("debug") || level >= 4 };
+}
+
+/**
+ * --debug and --log-json for the run, checked: the flag as written wins (`--no-debug` over
+ * AICR_DEBUG=true); else the variable, which takes the flag's spellings (true/false, 1/0, yes/no;
+ * empty is unset) and is refused naming itself when it is anything else.
+ */
+export function loggingSwitches(
+  parsed: ParsedArgv,
+  env: Env = process.env,
+): { json: boolean; debug: boolean } {
+  const read = (key: LoggingSwitch) => {
+    const found = switchOf(parsed, key, env);
+    return parseBool(found?.from ?? `--${key}`, found?.value, false);
+  };
+  return { json: read("log-json"), debug: read("debug") };
 }
 
 const usageError = (path: string, message: string) =>
