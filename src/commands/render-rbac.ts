@@ -1,7 +1,13 @@
-import { writeAgentRbac } from "../rbac/write.ts";
+import { writeNewDirectory } from "../core/files.ts";
+import { INPUT_LIMITS, readInputText } from "../core/input-file.ts";
+import { checkRbacDir, writeAgentRbac } from "../rbac/write.ts";
+import { DEFAULT_VALIDATE_NAMESPACE } from "../validate/options.ts";
+import { renderValidateRbac } from "../validate/rbac-render.ts";
+import { parseRecipe } from "../validate/recipe.ts";
 import { resolveNamespace } from "./_args.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { textOrJson, textOrJsonArg } from "./_output.ts";
+import { badFlag } from "./_parse.ts";
 
 /** aicr render-rbac <sa>: validate → render (pure) → write a new directory → tell the operator. */
 export default defineAicrCommand({
@@ -10,6 +16,7 @@ export default defineAicrCommand({
     "aicr render-rbac irsa-agent -n gpu-operator",
     "aicr render-rbac irsa-agent -n gpu-operator --discover-network --dir rbac/",
     "aicr render-rbac irsa-agent -n gpu-operator -o json",
+    "aicr render-rbac --recipe recipe.yaml -n aicr-validation --dir rbac/",
   ],
   cluster: false,
   transport: "offline",
@@ -17,6 +24,13 @@ export default defineAicrCommand({
     "service-account": {
       type: "positional",
       description: "The existing ServiceAccount the agent will run as (e.g. one annotated for IRSA)",
+    },
+    recipe: {
+      type: "string",
+      alias: "r",
+      description:
+        "Instead: the RBAC of aicr validate with this recipe file (what the caller needs, each check's own roles)",
+      valueHint: "file",
     },
     "discover-network": {
       type: "boolean",
@@ -31,6 +45,44 @@ export default defineAicrCommand({
   },
   async run(ctx, flags) {
     const output = textOrJson(flags, "pass -o json for a machine-readable summary, or omit -o");
+    const recipePath = flags.string("recipe");
+    if (recipePath !== undefined) {
+      if (flags.string("service-account") !== undefined)
+        throw badFlag(
+          "--recipe",
+          recipePath,
+          "either a ServiceAccount (the agent's RBAC) or --recipe (the validator's), not both",
+        );
+      if (flags.bool("discover-network"))
+        throw badFlag("--discover-network", "true", "an agent option: it does not apply to --recipe");
+      const dir = flags.string("dir") ?? ".";
+      checkRbacDir(dir);
+      const text = readInputText(recipePath, {
+        flag: "--recipe",
+        what: "a recipe file written as YAML",
+        maxBytes: INPUT_LIMITS.recipe,
+      });
+      const recipe = parseRecipe(text, recipePath);
+      const rendered = renderValidateRbac({
+        recipe,
+        recipeSource: recipePath,
+        namespace: flags.string("namespace") || ctx.env.AICR_NAMESPACE || DEFAULT_VALIDATE_NAMESPACE,
+        runId: ctx.runId,
+      });
+      const path = await writeNewDirectory(dir, rendered.directory, {
+        files: rendered.files,
+        fileMode: 0o644,
+      });
+      if (output === "json")
+        process.stdout.write(
+          `${JSON.stringify({ directory: path, files: rendered.files.map((f) => f.file) }, null, 2)}\n`,
+        );
+      ctx.log.info(`wrote ${path}/ — NOTHING has been applied to any cluster`);
+      ctx.log.info(
+        `review caller.yaml: what the operator running aicr validate needs, instead of cluster-admin`,
+      );
+      return;
+    }
     await writeAgentRbac({
       namespace: resolveNamespace(flags.string("namespace"), ctx.env),
       serviceAccount: flags.string("service-account") ?? "",

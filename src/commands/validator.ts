@@ -14,9 +14,13 @@ export default defineAicrCommand({
   async run(ctx, flags) {
     const client = await ctx.transport.connect();
     if (!client) throw new Error("the in-cluster transport always yields a client");
+    const writeStdout = (text: string) => void process.stdout.write(text);
     return finishVerdict(
-      await runValidatorCheck(flags.string("check") ?? "", client, ctx.env, ctx.signal),
-      (text) => void process.stdout.write(text),
+      await runValidatorCheck(flags.string("check") ?? "", client, ctx.env, ctx.signal, {
+        writeStdout,
+        log: ctx.log,
+      }),
+      writeStdout,
     );
   },
 });

@@ -32,8 +32,9 @@ async function writeExclusive(path: string, content: string, mode: number): Prom
 export async function writeNewDirectory(
   parent: string,
   name: string,
-  options: { files: NewFile[]; dirMode?: number; fileMode?: number },
+  options: { files: NewFile[]; dirMode?: number; fileMode?: number; flag?: string },
 ): Promise<string> {
+  const flag = options.flag ?? "--dir";
   const dirMode = options.dirMode ?? 0o700;
   const fileMode = options.fileMode ?? 0o600;
   const parentStat = await stat(parent).catch(() => undefined);
@@ -42,8 +43,8 @@ export async function writeNewDirectory(
       "INVALID_REQUEST",
       `the parent directory ${JSON.stringify(parent)} does not exist or is not a directory`,
       {
-        remedy: "create it first or pass an existing directory with --dir",
-        context: { field: "--dir", value: parent },
+        remedy: `create it first or pass an existing directory with ${flag}`,
+        context: { field: flag, value: parent },
       },
     );
   }
@@ -52,7 +53,7 @@ export async function writeNewDirectory(
   if (existing) {
     const what = existing.isSymbolicLink() ? "a symlink" : existing.isDirectory() ? "a directory" : "a file";
     throw new AicrError("CONFLICT", `${JSON.stringify(dir)} already exists (${what}); nothing was written`, {
-      remedy: "remove or rename it, or choose another --dir; each run writes a new directory",
+      remedy: `remove or rename it, or choose another ${flag}; each run writes a new directory`,
       context: { path: dir },
     });
   }
@@ -61,12 +62,12 @@ export async function writeNewDirectory(
   } catch (err) {
     if (errno(err) === "EEXIST") {
       throw new AicrError("CONFLICT", `${JSON.stringify(dir)} already exists; nothing was written`, {
-        remedy: "remove or rename it, or choose another --dir",
+        remedy: `remove or rename it, or choose another ${flag}`,
         context: { path: dir },
       });
     }
     throw new AicrError("INTERNAL", `cannot create directory ${JSON.stringify(dir)}`, {
-      remedy: "check that the parent directory exists and is writable, or choose another --dir",
+      remedy: `check that the parent directory exists and is writable, or choose another ${flag}`,
       cause: err,
     });
   }
@@ -78,10 +79,47 @@ export async function writeNewDirectory(
     throw new AicrError(
       "INTERNAL",
       `cannot write into ${JSON.stringify(dir)}; removed the partial directory`,
-      { remedy: "check the free space and permissions there, or choose another --dir", cause: err },
+      { remedy: `check the free space and permissions there, or choose another ${flag}`, cause: err },
     );
   }
   return dir;
+}
+
+/**
+ * The pre-flight of a directory an output flag will create (`--cncf-submission <dir>`): nothing may
+ * exist at the path yet (not even a symlink), and its parent must be a writable directory.
+ */
+export function checkNewDirectoryDestination(path: string, flag: string): void {
+  const bad = (problem: string, remedy: string) =>
+    new AicrError("INVALID_REQUEST", `${flag} ${JSON.stringify(path)}: ${problem}`, {
+      remedy,
+      context: { field: flag, value: path },
+    });
+  let existing: Stats | undefined;
+  try {
+    existing = lstatSync(path);
+  } catch {
+    existing = undefined;
+  }
+  if (existing)
+    throw bad(
+      `already exists (${existing.isSymbolicLink() ? "a symlink" : existing.isDirectory() ? "a directory" : "a file"}); it must be a new directory`,
+      `choose a path that does not exist yet; ${flag} creates it`,
+    );
+  const parent = dirname(resolve(path));
+  let parentStat: Stats | undefined;
+  try {
+    parentStat = statSync(parent);
+  } catch {
+    parentStat = undefined;
+  }
+  if (!parentStat?.isDirectory())
+    throw bad(`its parent ${JSON.stringify(parent)} is not a directory`, "create the parent directory first");
+  try {
+    accessSync(parent, constants.W_OK);
+  } catch {
+    throw bad(`its parent ${JSON.stringify(parent)} is not writable`, "choose a directory you can write to");
+  }
 }
 
 /**

@@ -343,6 +343,20 @@ export function planChecks(
         planned.push({ phase, name, skipped: options.skip.includes(name) });
     });
   }
+  for (const phase of PHASES)
+    (recipe.spec.validation?.[phase]?.constraints ?? []).forEach((c, i) => {
+      // A plain name is the check that reads it: it must be one of this phase's.
+      if (c.name.includes(".")) return;
+      const entry = findValidator(c.name);
+      if (!entry || entry.phase !== phase)
+        offenders.push(
+          `spec.validation.${phase}.constraints[${i}].name: "${c.name}" is not a ${phase} check (its checks: ${checksOfPhase(
+            phase,
+          )
+            .map((v) => v.name)
+            .join(", ")})`,
+        );
+    });
   for (const name of options.skip)
     if (!declared.has(name)) offenders.push(`--skip-check "${name}": the recipe declares no such check`);
   if (offenders.length > 0) {
@@ -367,4 +381,18 @@ export const VALIDATOR_ENV = {
   name: "AICR_VALIDATOR_NAME",
   /** check-nvidia-smi: the node its pod runs on (downward API spec.nodeName). */
   nodeName: "AICR_NODE_NAME",
+  /** An isolated check: the namespace the run made for it, where everything it creates lives. */
+  testNamespace: "AICR_TEST_NAMESPACE",
+  /** An isolated check: the image its probe pods run (the run's own). */
+  probeImage: "AICR_PROBE_IMAGE",
+  /** An isolated check: its time limit in milliseconds. */
+  checkTimeoutMs: "AICR_CHECK_TIMEOUT_MS",
+  /** An isolated check: --node-selector and --toleration for its probe pods (JSON). */
+  probePlacement: "AICR_PROBE_PLACEMENT",
+  /** nccl-all-reduce-bw: the operator's NCCL test image (--nccl-image). */
+  ncclImage: "AICR_NCCL_IMAGE",
+  /** An isolated check: the labels of everything it creates (the run's and its own; JSON). */
+  labels: "AICR_CHECK_LABELS",
+  /** Scales every wait of an isolated check (default 1): the tests' way to shorten a failing case. */
+  waitScale: "AICR_CHECK_WAIT_SCALE",
 } as const;

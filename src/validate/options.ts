@@ -55,6 +55,10 @@ export interface ValidateOptions {
   cleanup: boolean;
   /** --node-selector, --toleration, --image-pull-secret on the validator pods. */
   placement: PodPlacement;
+  /** --nccl-image: the operator's NCCL test image for nccl-all-reduce-bw (never a default). */
+  ncclImage?: string | undefined;
+  /** --cncf-submission <dir>: the CNCF evidence files are written there (a new directory). */
+  cncfSubmissionDir?: string | undefined;
 }
 
 /** What a validation checks, read and planned before any Job. */

@@ -38,6 +38,27 @@ const constraintName = (typed: boolean) =>
 const constraint = (typed: boolean) =>
   v.strictObject({ name: constraintName(typed), value: ValueSchema }, "expected a map with name and value");
 
+/** A check's name, as the performance phase's constraints are named (`nccl-all-reduce-bw`). */
+const CHECK_NAME_FORM = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/**
+ * A phase constraint is read by a validator: a reading path (`Deployment.gpu-operator.version`) or the
+ * name of the check that reads it (`nccl-all-reduce-bw`); which check, the plan checks (_catalog.ts).
+ */
+const PhaseConstraintSchema = v.strictObject(
+  {
+    name: v.pipe(
+      v.string("expected a string"),
+      v.check(
+        (name) => NAME_FORM.test(name) || CHECK_NAME_FORM.test(name),
+        "expected <Type>.<subtype>.<key> (e.g. Deployment.gpu-operator.version) or a check's name (e.g. nccl-all-reduce-bw)",
+      ),
+    ),
+    value: ValueSchema,
+  },
+  "expected a map with name and value",
+);
+
 const PhaseSchema = v.strictObject(
   {
     checks: v.optional(
@@ -48,7 +69,7 @@ const PhaseSchema = v.strictObject(
       [],
     ),
     // Consumed by validators (e.g. Deployment.gpu-operator.version), not by readiness.
-    constraints: v.optional(v.array(constraint(false), "expected a list of {name, value}"), []),
+    constraints: v.optional(v.array(PhaseConstraintSchema, "expected a list of {name, value}"), []),
   },
   "expected a map with checks and constraints",
 );

@@ -52,7 +52,9 @@ for (const backend of BACKENDS)
         expect(names).toContain(`ConfigMap/aicr-snapshot-${id}`);
         expect(names).toContain(`ConfigMap/aicr-recipe-${id}`);
         const validation = made.filter((o) => o.labels["app.kubernetes.io/component"] === "validation");
-        expect(validation.length).toBe(10);
+        // the phase's CTRF report lives as long as the run
+        expect(names).toContain(`ConfigMap/aicr-ctrf-${id}-deployment`);
+        expect(validation.length).toBe(11);
         expect(made.every((o) => o.labels["aicr.run/invocation-id"])).toBe(true);
         await untilRunGone(cluster(), NS, id);
       },

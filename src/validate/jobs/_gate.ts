@@ -2,7 +2,7 @@ import { bulletList } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { type Grant, passGate, RBAC_GROUP as RBAC } from "../../kube/gate.ts";
 import type { AccessCheck, ReviewOptions } from "../../kube/reviews.ts";
-import { VALIDATOR_CLUSTER_RULES } from "../_catalog.ts";
+import { type CheckRule, VALIDATOR_CLUSTER_RULES } from "../_catalog.ts";
 
 /** What the caller itself does to run the validators: create, read back, watch, and delete the run's objects. */
 export function callerChecks(namespace: string): AccessCheck[] {
@@ -35,6 +35,59 @@ export function validatorGrants(namespace: string): Grant[] {
   ];
 }
 
+/** An isolated check the run will prepare: its namespace's name and the rules its identity gets. */
+export interface IsolatedPlan {
+  check: string;
+  /** `aicr-<check>-<runID>`: its namespace, ServiceAccount, roles and bindings. */
+  name: string;
+  clusterRules: readonly CheckRule[];
+  namespaceRules: readonly CheckRule[];
+}
+
+/**
+ * What preparing the isolated checks asks of the caller: create, read and delete their namespaces, their
+ * ServiceAccounts (and read the namespace's `default` one), roles and bindings.
+ */
+export function isolatedCallerChecks(namespace: string, plans: readonly IsolatedPlan[]): AccessCheck[] {
+  if (plans.length === 0) return [];
+  const checks: AccessCheck[] = [];
+  for (const verb of ["create", "get", "delete"]) checks.push({ verb, group: "", resource: "namespaces" });
+  for (const verb of ["create", "get", "delete"])
+    checks.push(
+      { verb, group: RBAC, resource: "clusterroles" },
+      { verb, group: RBAC, resource: "clusterrolebindings" },
+    );
+  for (const p of plans) {
+    checks.push({ verb: "get", group: "", resource: "serviceaccounts", namespace: p.name });
+    if (p.namespaceRules.length > 0)
+      for (const verb of ["create", "get", "delete"])
+        checks.push(
+          { verb, group: RBAC, resource: "roles", namespace: p.name },
+          { verb, group: RBAC, resource: "rolebindings", namespace: p.name },
+        );
+  }
+  return checks.filter((c, i) => checks.findIndex((d) => JSON.stringify(d) === JSON.stringify(c)) === i);
+}
+
+/** Each isolated check's ClusterRole and Role: the caller must hold what they grant. */
+export function isolatedGrants(plans: readonly IsolatedPlan[]): Grant[] {
+  return plans.flatMap((p) => [
+    ...(p.clusterRules.length > 0
+      ? [{ kind: "ClusterRole" as const, rules: p.clusterRules, grantedBy: `check ${p.check}'s ClusterRole` }]
+      : []),
+    ...(p.namespaceRules.length > 0
+      ? [
+          {
+            kind: "Role" as const,
+            namespace: p.name,
+            rules: p.namespaceRules,
+            grantedBy: `check ${p.check}'s Role in namespace ${p.name}`,
+          },
+        ]
+      : []),
+  ]);
+}
+
 /**
  * The permission gate, access reviews only (nothing is created): every missing permission is listed
  * at once, before the first write.
@@ -45,13 +98,16 @@ export async function checkValidatorPermissions(
   options: Pick<ReviewOptions, "signal"> & {
     /** check-nvidia-smi is planned: the caller lists the nodes to run it on. */
     listNodes?: boolean | undefined;
+    /** The isolated checks planned (conformance and performance). */
+    isolated?: readonly IsolatedPlan[] | undefined;
   } = {},
 ): Promise<void> {
-  const access = callerChecks(namespace);
+  const isolated = options.isolated ?? [];
+  const access = [...callerChecks(namespace), ...isolatedCallerChecks(namespace, isolated)];
   if (options.listNodes) access.push({ verb: "list", group: "", resource: "nodes" });
   await passGate(
     client,
-    { access, grants: validatorGrants(namespace) },
+    { access, grants: [...validatorGrants(namespace), ...isolatedGrants(isolated)] },
     {
       signal: options.signal,
       refusal: {

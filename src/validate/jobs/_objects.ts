@@ -19,9 +19,9 @@ import {
   serviceAccountSubject,
 } from "../../rbac/objects.ts";
 import { nameWithRunId, VALIDATOR_PREFIX } from "../../run/names.ts";
-import { VALIDATOR_CLUSTER_RULES, VALIDATOR_ENV } from "../_catalog.ts";
+import { VALIDATOR_CLUSTER_RULES, VALIDATOR_ENV, type ValidatorEntry } from "../_catalog.ts";
 import type { PodPlacement } from "../options.ts";
-import type { Phase } from "../recipe.ts";
+import type { Phase, Recipe } from "../recipe.ts";
 import { GPU_RESOURCE } from "../validator/_checks.ts";
 
 export const VALIDATION_COMPONENT = "validation";
@@ -29,6 +29,8 @@ export const PHASE_LABEL = "aicr.run/phase";
 export const VALIDATOR_LABEL = "aicr.run/validator";
 export const VALIDATOR_CONTAINER = "validator";
 const TTL_SECONDS = 3600;
+/** An isolated check's Job outlives its own time limit by this much (the original waits as long). */
+const CHECK_GRACE_MS = 30_000;
 
 export interface ValidationNames {
   /** ServiceAccount, ClusterRole, ClusterRoleBinding, Role and RoleBinding. */
@@ -77,9 +79,15 @@ export function buildSupportObjects(
   c: Ctx,
   owner: OwnerRef,
   data: { snapshot: string; recipe: string },
+  /** The isolated checks' own ServiceAccounts: they read the data ConfigMaps too. */
+  checkAccounts: readonly string[] = [],
 ): SupportObject[] {
   const rbac = { name: c.names.rbac, namespace: c.namespace, labels: c.labels, owner };
   const subjects = [serviceAccountSubject({ namespace: c.namespace, name: c.names.rbac })];
+  const readers = [
+    ...subjects,
+    ...checkAccounts.map((name) => serviceAccountSubject({ namespace: c.namespace, name })),
+  ];
   const cm = (name: string, key: string, text: string): DataConfigMap => ({
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -97,10 +105,75 @@ export function buildSupportObjects(
         resourceNames: [c.names.snapshotConfigMap, c.names.recipeConfigMap],
       },
     ]),
-    buildRoleBinding(rbac, { role: c.names.rbac, subjects }),
+    buildRoleBinding(rbac, { role: c.names.rbac, subjects: readers }),
     cm(c.names.snapshotConfigMap, "snapshot.yaml", data.snapshot),
     cm(c.names.recipeConfigMap, "recipe.yaml", data.recipe),
   ];
+}
+
+type Namespace = { apiVersion: "v1"; kind: "Namespace"; metadata: BuiltMeta };
+type IdentityObject = Namespace | ServiceAccount | ClusterRole | ClusterRoleBinding | Role | RoleBinding;
+
+/** The labels of everything one check's run makes: the run's, its phase and its name. */
+export const checkLabels = (c: Ctx, check: string, phase: Phase): Record<string, string> => ({
+  ...c.labels,
+  [PHASE_LABEL]: phase,
+  [VALIDATOR_LABEL]: check,
+});
+
+/**
+ * An isolated check's own identity and namespace, all named `aicr-<check>-<runID>` and owned by the
+ * anchor: the namespace its objects live in, its ServiceAccount (in the validation namespace), the
+ * ClusterRole of its cluster-wide rules and the Role of its namespace rules, each bound to it alone.
+ * The namespace comes first: its Role and RoleBinding live in it.
+ */
+export function buildCheckIdentity(
+  c: Ctx,
+  check: { entry: ValidatorEntry; runId: string; recipe: Recipe },
+  owner: OwnerRef,
+): { namespace: Namespace; rest: IdentityObject[] } {
+  const { entry } = check;
+  const name = checkJobName(entry.name, check.runId);
+  const labels = checkLabels(c, entry.name, entry.phase);
+  const subjects = [serviceAccountSubject({ namespace: c.namespace, name })];
+  const clusterRules = entry.clusterRules?.(check.recipe) ?? [];
+  const namespaceRules = entry.namespaceRules ?? [];
+  const rest: IdentityObject[] = [buildServiceAccount({ name, namespace: c.namespace, labels, owner })];
+  if (clusterRules.length > 0)
+    rest.push(
+      buildClusterRole({ name, labels, owner }, clusterRules),
+      buildClusterRoleBinding({ name, labels, owner }, { clusterRole: name, subjects }),
+    );
+  if (namespaceRules.length > 0)
+    rest.push(
+      buildRole({ name, namespace: name, labels, owner }, namespaceRules),
+      buildRoleBinding({ name, namespace: name, labels, owner }, { role: name, subjects }),
+    );
+  return {
+    namespace: { apiVersion: "v1", kind: "Namespace", metadata: objectMeta({ name, labels, owner }) },
+    rest,
+  };
+}
+
+/** `aicr-ctrf-<runID>-<phase>`: one phase's CTRF report while the run lasts. */
+export const phaseReportName = (runId: string, phase: Phase): string =>
+  `${nameWithRunId("aicr-ctrf", runId)}-${phase}`;
+
+export const REPORT_TYPE_LABEL = "aicr.run/report-type";
+
+/** One phase's CTRF report as a ConfigMap, owned by the anchor (the run's cleanup deletes it). */
+export function buildPhaseReport(
+  c: Ctx,
+  owner: OwnerRef,
+  p: { phase: Phase; runId: string; ctrf: unknown },
+): DataConfigMap {
+  const labels = { ...c.labels, [PHASE_LABEL]: p.phase, [REPORT_TYPE_LABEL]: "ctrf" };
+  return {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: objectMeta({ name: phaseReportName(p.runId, p.phase), namespace: c.namespace, labels, owner }),
+    data: { "report.json": `${JSON.stringify(p.ctrf, null, 2)}\n` },
+  };
 }
 
 export interface CheckJobInput {
@@ -112,6 +185,15 @@ export interface CheckJobInput {
   owner: OwnerRef;
   /** A per-node check: its pod is bound to this node, holds one GPU, and is told the node's name. */
   node?: { name: string; index: number } | undefined;
+  /** An isolated check: its own ServiceAccount and namespace, its time limit, what its probes use. */
+  isolated?:
+    | {
+        timeoutMs: number;
+        ncclImage?: string | undefined;
+        /** AICR_CHECK_WAIT_SCALE passed through (tests shorten a failing check's waits). */
+        waitScale?: string | undefined;
+      }
+    | undefined;
 }
 
 const seccompProfile = { type: "RuntimeDefault" };
@@ -136,6 +218,20 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
     { name: VALIDATOR_ENV.snapshotConfigMap, value: c.names.snapshotConfigMap },
     { name: VALIDATOR_ENV.recipeConfigMap, value: c.names.recipeConfigMap },
   ];
+  const isolated = j.isolated;
+  if (isolated) {
+    const own = checkJobName(j.check, j.runId);
+    const probe = { nodeSelector: c.placement?.nodeSelector, tolerations: c.placement?.tolerations };
+    env.push(
+      { name: VALIDATOR_ENV.testNamespace, value: own },
+      { name: VALIDATOR_ENV.probeImage, value: j.image },
+      { name: VALIDATOR_ENV.checkTimeoutMs, value: String(isolated.timeoutMs) },
+      { name: VALIDATOR_ENV.probePlacement, value: JSON.stringify(probe) },
+      { name: VALIDATOR_ENV.labels, value: JSON.stringify(labels) },
+      ...(isolated.ncclImage ? [{ name: VALIDATOR_ENV.ncclImage, value: isolated.ncclImage }] : []),
+      ...(isolated.waitScale ? [{ name: VALIDATOR_ENV.waitScale, value: isolated.waitScale }] : []),
+    );
+  }
   const node = j.node;
   if (node)
     env.push(
@@ -194,11 +290,13 @@ export function buildCheckJob(c: Ctx, j: CheckJobInput) {
       backoffLimit: 0,
       ttlSecondsAfterFinished: TTL_SECONDS,
       // A backstop past the remote side's own wait, so the wait (and its TIMEOUT) always decides first.
-      activeDeadlineSeconds: jobDeadlineSeconds(j.timeoutMs),
+      activeDeadlineSeconds: jobDeadlineSeconds(
+        isolated ? Math.min(j.timeoutMs, isolated.timeoutMs + CHECK_GRACE_MS) : j.timeoutMs,
+      ),
       template: {
         metadata: { labels: { ...labels } },
         spec: {
-          serviceAccountName: c.names.rbac,
+          serviceAccountName: isolated ? checkJobName(j.check, j.runId) : c.names.rbac,
           affinity,
           ...(placement?.nodeSelector ? { nodeSelector: { ...placement.nodeSelector } } : {}),
           ...(tolerations.length > 0 ? { tolerations } : {}),

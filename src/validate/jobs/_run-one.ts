@@ -6,18 +6,25 @@ import type { OwnerRef } from "../../rbac/objects.ts";
 import { type CreateOwnedOptions, createOwned } from "../../run/create-owned.ts";
 import type { PlannedCheck } from "../_catalog.ts";
 import { type CheckResult, statusOfExitCode } from "../_report.ts";
-import { buildCheckJob, type Ctx, VALIDATOR_CONTAINER } from "./_objects.ts";
+import { buildCheckJob, type CheckJobInput, type Ctx, VALIDATOR_CONTAINER } from "./_objects.ts";
 import { waitForCheckPod } from "./_wait-check.ts";
 
-const MAX_LINES = 50;
-const MAX_BYTES = 8192;
+/** The original's bounds on a check's output in the report: its last 1000 lines, each cut at 512 characters. */
+const MAX_LINES = 1000;
+const MAX_LINE = 512;
+/** And ours on the whole: a phase's report must fit the ConfigMap it is also written to. */
+const MAX_BYTES = 64 * 1024;
 const VERDICT_LINE = /^(passed|failed|skipped): (.*)$/;
 
-/** The last lines of a log, bounded in count and size, for the report. */
+/** The last lines of a log, bounded in count, length and size, for the report. */
 export function truncateOutput(text: string): string[] {
   const tail = text.length > MAX_BYTES ? text.slice(-MAX_BYTES) : text;
   const lines = tail.split("\n").filter((l) => l !== "");
-  return lines.slice(-MAX_LINES);
+  return lines
+    .slice(-MAX_LINES)
+    .map((l) =>
+      l.length > MAX_LINE ? `${l.slice(0, MAX_LINE)}... [truncated ${l.length - MAX_LINE} chars]` : l,
+    );
 }
 
 /** The validator's own verdict line, which stands in for a termination message the runtime did not keep. */
@@ -68,6 +75,7 @@ export async function runOneCheck(
   check: PlannedCheck,
   io: RunOneIo,
   node?: { name: string; index: number },
+  isolated?: CheckJobInput["isolated"],
 ): Promise<CheckResult> {
   const start = io.now();
   const row = (r: Omit<CheckResult, "suite" | "name" | "durationMs">): CheckResult => ({
@@ -85,6 +93,7 @@ export async function runOneCheck(
     timeoutMs: io.timeoutMs,
     owner: io.owner,
     node,
+    isolated,
   });
   // The run's deadline (its --timeout) bounds the check: past it, the check is reported as timed out.
   let last: PodState | undefined;

@@ -1,5 +1,6 @@
 import { closeSync, constants, existsSync, openSync, writeSync } from "node:fs";
 import { AicrError, ExitStatus } from "../../core/errors.ts";
+import type { Logger } from "../../core/log.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import type { ClusterPolicy, Json, V1Node, V1Pod } from "../../kube/types.ts";
 import { parseSnapshot } from "../../snapshot/schema.ts";
@@ -15,9 +16,12 @@ import {
   VERSION_CONSTRAINT,
   type Verdict,
 } from "./_checks.ts";
+import { runIsolatedCheck } from "./_isolated.ts";
 import { readNvidiaSmi } from "./_smi.ts";
 
 const TERMINATION_LOG = "/dev/termination-log";
+
+const silentLogger: Logger = { error() {}, warn() {}, info() {}, debug() {} };
 
 function required(env: Readonly<Record<string, string | undefined>>, key: string): string {
   const value = env[key];
@@ -53,6 +57,7 @@ export async function runValidatorCheck(
   client: KubeClient,
   env: Readonly<Record<string, string | undefined>>,
   signal: AbortSignal = new AbortController().signal,
+  io: { writeStdout: (text: string) => void; log: Logger } = { writeStdout: () => {}, log: silentLogger },
 ): Promise<Verdict> {
   const entry = findValidator(name);
   if (!entry) {
@@ -70,6 +75,7 @@ export async function runValidatorCheck(
   ]);
   const snapshot = parseSnapshot(snapshotText, `ConfigMap ${namespace}/${snapshotName}`);
   const recipe = parseRecipe(recipeText, `ConfigMap ${namespace}/${recipeName}`);
+  if (entry.isolated) return runIsolatedCheck(entry, { client, env, signal, recipe, snapshot, ...io });
   switch (entry.name) {
     case "operator-health": {
       const policies = await client.list<ClusterPolicy>("nvidia.com/v1", "ClusterPolicy");
@@ -105,7 +111,8 @@ async function checkNvidiaSmi(
 export function finishVerdict(verdict: Verdict, writeStdout: (t: string) => void): void {
   for (const line of verdict.details) writeStdout(`${line}\n`);
   writeStdout(`${verdict.status}: ${verdict.message}\n`);
-  writeTerminationMessage(verdict.message);
+  // A skip leaves no termination message, as the original's; its reason is the verdict line.
+  if (verdict.status !== "skipped") writeTerminationMessage(verdict.message);
   // The container's exit code is the verdict: 0 passed, 1 failed, 2 skipped.
   if (verdict.status === "failed") throw new ExitStatus(1, `check failed: ${verdict.message}`);
   if (verdict.status === "skipped") throw new ExitStatus(2, `check skipped: ${verdict.message}`);

@@ -1,16 +1,21 @@
 import { expect, test } from "bun:test";
 import { resolveValidateOptions } from "../../../../src/commands/_validate-flags.ts";
+import { jobDeadlineSeconds } from "../../../../src/deployer/job-spec.ts";
 import { runLabels } from "../../../../src/run/labels.ts";
-import { VALIDATOR_CLUSTER_RULES } from "../../../../src/validate/_catalog.ts";
+import { findValidator, VALIDATOR_CLUSTER_RULES } from "../../../../src/validate/_catalog.ts";
 import {
+  buildCheckIdentity,
   buildCheckJob,
+  buildPhaseReport,
   buildSupportObjects,
   buildValidatorClusterRole,
   checkJobName,
+  phaseReportName,
   VALIDATION_COMPONENT,
   validationNames,
 } from "../../../../src/validate/jobs/_objects.ts";
 import { truncateOutput, verdictMessage } from "../../../../src/validate/jobs/_run-one.ts";
+import { parseRecipe } from "../../../../src/validate/recipe.ts";
 
 const RUN = "20261129-120000-0123456789abcdef";
 const id = { runId: RUN, invocationId: "inv-1" };
@@ -107,7 +112,9 @@ test("RBAC: only the validators' read rules cluster-wide, get on exactly the two
 });
 
 test("output is bounded; the verdict line stands in for the termination message", () => {
-  expect(truncateOutput(Array.from({ length: 80 }, (_, i) => `l${i}`).join("\n"))).toHaveLength(50);
+  expect(truncateOutput(Array.from({ length: 1200 }, (_, i) => `l${i}`).join("\n"))).toHaveLength(1000);
+  const [long] = truncateOutput("x".repeat(600));
+  expect(long).toBe(`${"x".repeat(512)}... [truncated 88 chars]`);
   expect(verdictMessage(["x", "failed: no ClusterPolicy", '{"level":"error"}'])).toBe("no ClusterPolicy");
   expect(verdictMessage(["x"])).toBeUndefined();
 });
@@ -181,4 +188,60 @@ test("the validator ClusterRole is unchanged by check-nvidia-smi: reads of nodes
   expect(VALIDATOR_CLUSTER_RULES.flatMap((r) => r.verbs.map((v) => `${v} ${r.resources.join(",")}`))).toEqual(
     ["get nodes", "list nodes", "get pods", "list pods", "get clusterpolicies", "list clusterpolicies"],
   );
+});
+
+test("an isolated check's identity: its namespace, ServiceAccount, ClusterRole and Role, one name, owned by the anchor", () => {
+  const entry = findValidator("dra-support");
+  if (!entry) throw new Error("dra-support is in the catalog");
+  const recipe = parseRecipe("kind: RecipeMetadata\nspec: {}\n", "r");
+  const { namespace, rest } = buildCheckIdentity(ctx, { entry, runId: RUN, recipe }, owner);
+  const name = `aicr-dra-support-${RUN}`;
+  expect(namespace.metadata.name).toBe(name);
+  expect(namespace.metadata.labels["aicr.run/validator"]).toBe("dra-support");
+  expect(rest.map((o) => `${o.kind} ${o.metadata.namespace ?? "-"}/${o.metadata.name}`)).toEqual([
+    `ServiceAccount ns/${name}`,
+    `ClusterRole -/${name}`,
+    `ClusterRoleBinding -/${name}`,
+    `Role ${name}/${name}`,
+    `RoleBinding ${name}/${name}`,
+  ]);
+  for (const o of [namespace, ...rest]) expect(o.metadata.ownerReferences?.[0]?.uid).toBe("u1");
+  const role = rest.find((o) => o.kind === "Role") as { rules: { resources: string[]; verbs: string[] }[] };
+  expect(role.rules.flatMap((r) => r.resources)).toEqual(["pods", "pods/log", "resourceclaims"]);
+  // no cluster-wide write: every ClusterRole verb reads
+  const clusterRole = rest.find((o) => o.kind === "ClusterRole") as { rules: { verbs: string[] }[] };
+  expect(clusterRole.rules.flatMap((r) => r.verbs).every((v) => ["get", "list", "watch"].includes(v))).toBe(
+    true,
+  );
+  // its Job runs as that ServiceAccount, told its namespace, image, labels and limit
+  const job = buildCheckJob(ctx, {
+    check: "dra-support",
+    phase: "conformance",
+    runId: RUN,
+    image: "img",
+    timeoutMs: 3_600_000,
+    owner,
+    isolated: { timeoutMs: entry.timeoutMs, waitScale: "0.1" },
+  });
+  const pod = job.spec.template.spec;
+  expect(pod.serviceAccountName).toBe(name);
+  expect(job.spec.activeDeadlineSeconds).toBe(jobDeadlineSeconds(entry.timeoutMs + 30_000));
+  const env = Object.fromEntries(pod.containers[0]!.env.map((e) => [e.name, e.value]));
+  expect(env.AICR_TEST_NAMESPACE).toBe(name);
+  expect(env.AICR_PROBE_IMAGE).toBe("img");
+  expect(env.AICR_CHECK_TIMEOUT_MS).toBe(String(entry.timeoutMs));
+  expect(env.AICR_CHECK_WAIT_SCALE).toBe("0.1");
+  expect(JSON.parse(env.AICR_CHECK_LABELS ?? "{}")["aicr.run/run-id"]).toBe(RUN);
+});
+
+test("the data ConfigMaps' RoleBinding names every isolated check's ServiceAccount; the phase report is owned", () => {
+  const objects = buildSupportObjects(ctx, owner, { snapshot: "s", recipe: "r" }, ["aicr-x-1"]);
+  const binding = objects.find((o) => o.kind === "RoleBinding") as { subjects: { name: string }[] };
+  expect(binding.subjects.map((s) => s.name)).toEqual([ctx.names.rbac, "aicr-x-1"]);
+  const report = buildPhaseReport(ctx, owner, { phase: "conformance", runId: RUN, ctrf: { a: 1 } });
+  expect(report.metadata.name).toBe(phaseReportName(RUN, "conformance"));
+  expect(report.metadata.name).toBe(`aicr-ctrf-${RUN}-conformance`);
+  expect(report.metadata.labels["aicr.run/report-type"]).toBe("ctrf");
+  expect(report.metadata.labels["aicr.run/phase"]).toBe("conformance");
+  expect(JSON.parse(report.data?.["report.json"] ?? "")).toEqual({ a: 1 });
 });
