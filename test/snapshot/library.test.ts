@@ -3,6 +3,7 @@
  * no flag strings, a silent default logger, and the same run isolation as the CLI.
  */
 import { describe, expect, test } from "bun:test";
+import { LABEL } from "../../src/core/labels.ts";
 import { AicrError, collectSnapshot, KubeClient } from "../../src/index.ts";
 import { BACKENDS } from "../cluster/testbed.ts";
 import { useCluster } from "../support/cluster.ts";
@@ -16,6 +17,8 @@ import {
   TEST_MS,
   untilNoRunObjects,
 } from "./_harness.ts";
+
+const INVOCATION_LABEL = LABEL.invocationId;
 
 for (const backend of BACKENDS)
   describe(`[${backend}] collectSnapshot (the SDK entry)`, () => {
@@ -57,6 +60,56 @@ for (const backend of BACKENDS)
           { propagationPolicy: "Foreground" },
         );
         await untilNoRunObjects(cluster(), ns, result.runId);
+      },
+      TEST_MS,
+    );
+
+    test(
+      "the invocation ID is not the caller's: not in the options type, refused at run time before any request; each call makes its own",
+      async () => {
+        const before = lastSeq(cluster());
+        const forged = "0123456789abcdef0123456789abcdef";
+        // @ts-expect-error invocationId is not an SDK option (it proves which objects a run created).
+        const typed = collectSnapshot({ client: client(), namespace: "sdk-forged", invocationId: forged });
+        const err = await typed.catch((e: unknown) => e);
+        expect(err).toBeInstanceOf(AicrError);
+        expect((err as AicrError).code).toBe("INVALID_REQUEST");
+        expect((err as AicrError).message).toContain("invocationId");
+        // Past the type (plain JavaScript, a cast): refused the same way.
+        const untyped = { client: client(), namespace: "sdk-forged", invocationId: forged } as Parameters<
+          typeof collectSnapshot
+        >[0];
+        expect(((await collectSnapshot(untyped).catch((e: unknown) => e)) as AicrError).code).toBe(
+          "INVALID_REQUEST",
+        );
+        expect(lastSeq(cluster())).toBe(before);
+
+        // A run's objects carry an invocation ID of its own making, different for each call.
+        const ns = await freshNamespace(cluster(), "sdk-invocation");
+        const ids: string[] = [];
+        for (let i = 0; i < 2; i++) {
+          const result = await collectSnapshot({
+            client: client(),
+            namespace: ns,
+            image: AGENT_IMAGE,
+            cleanup: false,
+            timeoutMs: 60_000,
+          });
+          const anchor = result.kept.find((k) => k.kind === "ClusterRole")?.name ?? "";
+          const live = await client().get({
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            name: anchor,
+          });
+          ids.push(live.metadata?.labels?.[INVOCATION_LABEL] ?? "");
+          await client().delete(
+            { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", name: anchor },
+            { propagationPolicy: "Foreground" },
+          );
+          await untilNoRunObjects(cluster(), ns, result.runId);
+        }
+        expect(ids.every((id) => id !== "" && id !== forged)).toBe(true);
+        expect(ids[0]).not.toBe(ids[1]);
       },
       TEST_MS,
     );
