@@ -10,6 +10,7 @@ import {
   type Bind,
   chrootArgv,
   containerUser,
+  deviceDirLines,
   imageArgv,
   inPrivateMounts,
   volumeBinds,
@@ -53,9 +54,27 @@ export const SERVICE_ACCOUNT_MOUNT = "/var/run/secrets/kubernetes.io/serviceacco
  * container's (SIGTERM still gives 128+15).
  */
 export function withServiceAccountMount(dir: string, argv: string[]): string[] {
-  const m = SERVICE_ACCOUNT_MOUNT;
-  const script = `mount --bind "$0" ${m} && mount -o remount,ro,bind ${m} && exec "$@"`;
-  return inPrivateMounts(script, [dir, ...argv]);
+  return inContainerMounts({ serviceAccountDir: dir }, argv);
+}
+
+/**
+ * argv that runs `argv` as it is, or — with a ServiceAccount directory (withServiceAccountMount) or
+ * device nodes (a /dev of its own holding them, images/chroot.ts deviceDirLines) — in a private mount
+ * namespace that has them (needs root).
+ */
+export function inContainerMounts(
+  o: { serviceAccountDir?: string | undefined; devices?: string[] | undefined },
+  argv: string[],
+): string[] {
+  if (!o.devices && !o.serviceAccountDir) return argv;
+  const lines = ["set -e"];
+  if (o.devices) lines.push(...deviceDirLines("/dev", o.devices));
+  if (o.serviceAccountDir) {
+    const m = SERVICE_ACCOUNT_MOUNT;
+    lines.push(`mount --bind "$0" ${m}`, `mount -o remount,ro,bind ${m}`);
+  }
+  lines.push('exec "$@"');
+  return inPrivateMounts(lines.join("\n"), [o.serviceAccountDir ?? "container", ...argv]);
 }
 
 /** Copies a stream until it ends or `stop` resolves (a grandchild may keep the pipe open forever). */
@@ -174,11 +193,14 @@ export function processRuntime(opts: ProcessRuntimeOptions): ContainerRuntime {
           binds,
           argv: imageArgv(image, ctx.container, env),
           ...(user ? { user } : {}),
+          ...(ctx.devices ? { devices: ctx.devices } : {}),
         });
       } else {
         const argv = processArgv(exe!, ctx.container, env);
-        const sa = ctx.serviceAccountDir;
-        spawnArgv = sa ? withServiceAccountMount(sa, argv) : argv;
+        spawnArgv = inContainerMounts(
+          { serviceAccountDir: ctx.serviceAccountDir, devices: ctx.devices },
+          argv,
+        );
       }
       const proc = Bun.spawn(spawnArgv, {
         env,

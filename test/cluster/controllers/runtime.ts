@@ -18,6 +18,13 @@ export interface RunContext {
    * kubelet leaves it unset.
    */
   serviceAccountDir?: string;
+  /**
+   * Device nodes the container gets from its pod's allocated ResourceClaims (e.g. /dev/nvidia0,
+   * /dev/nvidiactl), as a DRA driver's CDI edits give them: the process runtime makes the container a
+   * /dev of its own holding them. Set by the process kubelet of the real control plane
+   * (real/kubelet-dra.ts) for a container that names a claim in `resources.claims`; unset otherwise.
+   */
+  devices?: string[];
 }
 
 export interface RunResult {

@@ -61,12 +61,57 @@ export async function volumeBinds(pod: KObject, container: KObject["spec"], podD
   return binds;
 }
 
-/** argv that runs `argv` chrooted into `root` (the container's own copy), with /proc and the binds. */
-export function chrootArgv(o: { root: string; binds: Bind[]; user?: string; argv: string[] }): string[] {
+/** The character devices every container's /dev holds (runc's default devices, /dev/tty aside). */
+const BASE_DEVICES = ["null", "zero", "full", "random", "urandom", "tty"];
+
+/**
+ * Shell lines (for a script run in a private mount namespace, before anything is mounted below `dev`)
+ * that give a container a /dev of its own at `dev`: a tmpfs holding the host's null, zero, full, random,
+ * urandom and tty (each made anew with the host node's major and minor numbers), the fd/stdin/stdout/
+ * stderr links, an empty shm — and `devices` (absolute /dev paths such as /dev/nvidia0): character
+ * devices with /dev/null's numbers, which open, read and write as /dev/null does.
+ *
+ * Simplification (fidelity): a DRA driver's CDI edits name the real GPU's device nodes; here each is
+ * a /dev/null clone, so what a test proves is which files a container sees, not that a GPU answers.
+ */
+export function deviceDirLines(dev: string, devices: string[]): string[] {
+  const lines = [
+    // "major minor" in decimal of a host device node (stat prints them in hex).
+    `devnum() { stat -c '%t %T' "$1" | { read -r a b; echo "$((0x$a)) $((0x$b))"; }; }`,
+    ...BASE_DEVICES.map((n) => `[ -c /dev/${n} ] && dev_${n}="$(devnum /dev/${n})" || dev_${n}=`),
+    `mkdir -p ${q(dev)}`,
+    `mount -t tmpfs -o mode=755,nosuid,size=64k tmpfs ${q(dev)}`,
+  ];
+  for (const n of BASE_DEVICES)
+    lines.push(`[ -z "$dev_${n}" ] || mknod -m 666 ${q(join(dev, n))} c $dev_${n}`);
+  lines.push(
+    `ln -s /proc/self/fd ${q(join(dev, "fd"))}`,
+    ...["stdin", "stdout", "stderr"].map((s, i) => `ln -s /proc/self/fd/${i} ${q(join(dev, s))}`),
+    `mkdir -m 1777 ${q(join(dev, "shm"))}`,
+  );
+  for (const d of devices) {
+    if (!/^\/dev\/(?!\.+$)[\w.-]+$/.test(d)) throw new Error(`not a device node path under /dev: ${d}`);
+    lines.push(`mknod -m 666 ${q(join(dev, d.slice("/dev/".length)))} c $dev_null`);
+  }
+  return lines;
+}
+
+/**
+ * argv that runs `argv` chrooted into `root` (the container's own copy), with /proc and the binds; with
+ * `devices`, a /dev of its own holding them (deviceDirLines).
+ */
+export function chrootArgv(o: {
+  root: string;
+  binds: Bind[];
+  user?: string;
+  argv: string[];
+  devices?: string[];
+}): string[] {
   const lines = [
     "set -e",
     `mkdir -p ${q(join(o.root, "proc"))}`,
     `mount -t proc proc ${q(join(o.root, "proc"))}`,
+    ...(o.devices ? deviceDirLines(join(o.root, "dev"), o.devices) : []),
   ];
   for (const b of o.binds) {
     const target = join(o.root, b.target);

@@ -12,6 +12,7 @@ import { SERVICE_ACCOUNT_MOUNT } from "../controllers/process-runtime.ts";
 import { type ContainerRuntime, pullImage, type RunResult, sleep } from "../controllers/runtime.ts";
 import type { KObject } from "../store.ts";
 import { isApiError, type NodeApi, rfc3339 } from "./kubelet-api.ts";
+import { prepareResourceClaims } from "./kubelet-dra.ts";
 import type { LogLookup } from "./kubelet-logs.ts";
 import {
   confirmDeletion,
@@ -66,6 +67,8 @@ export class PodWorker {
   private writes: Promise<void> = Promise.resolve();
   private readonly pending = new Set<Promise<void>>();
   private saDir?: string | null;
+  /** Each container's device nodes from the pod's allocated ResourceClaims (kubelet-dra.ts). */
+  private devices = new Map<string, string[]>();
 
   constructor(
     private pod: KObject,
@@ -203,6 +206,16 @@ export class PodWorker {
       serviceAccountVolume(this.host.api, this.pod, this.host.workDir),
     );
     if (this.saDir === undefined) return;
+    // Dynamic resources, as the kubelet's DRA manager prepares them before any container: a claim not
+    // allocated and reserved for this pod (a pod bound by spec.nodeName, past the scheduler) waits.
+    const devices = await this.retry("FailedPrepareDynamicResources", () =>
+      prepareResourceClaims(this.host.api, this.pod).catch((err: Error) => {
+        err.message = `Failed to prepare dynamic resources: prepare dynamic resources: ${err.message}`;
+        throw err;
+      }),
+    );
+    if (devices === undefined) return;
+    this.devices = devices;
     for (let i = 0; i < initSpecs.length; i++) {
       const code = await this.runContainer(initSpecs[i], view.init[i]!, true);
       if (code !== 0) return; // a failed init container fails the pod (restartPolicy Never)
@@ -241,6 +254,7 @@ export class PodWorker {
         stdout: (c) => log.write(text(c)),
         stderr: (c) => log.write(text(c)),
         ...(this.saDir && mountsToken ? { serviceAccountDir: this.saDir } : {}),
+        ...(this.devices.has(spec.name) ? { devices: this.devices.get(spec.name)! } : {}),
       });
     } catch (err) {
       res = { exitCode: 128, reason: "StartError", message: (err as Error).message };
