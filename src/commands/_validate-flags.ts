@@ -1,5 +1,10 @@
 import { AicrError } from "../core/errors.ts";
-import { checkFileDestination, checkOutputsApart, type NamedPath } from "../core/files.ts";
+import {
+  checkFileDestination,
+  checkNewDirectoryDestination,
+  checkOutputsApart,
+  type NamedPath,
+} from "../core/files.ts";
 import { INPUT_LIMITS, readCaFile } from "../core/input-file.ts";
 import { runNames } from "../run/names.ts";
 import { type ConfigMapRef, isConfigMapUri, parseConfigMapUri } from "../snapshot/cm-uri.ts";
@@ -52,6 +57,10 @@ export interface ValidateFlags {
   okeAddons?: string | undefined;
   aksGpuPools?: string | undefined;
   gkeGpuPools?: string | undefined;
+  /** nccl-all-reduce-bw's test image: the operator's, never a default. */
+  ncclImage?: string | undefined;
+  /** Where the CNCF evidence files go: a new directory. */
+  cncfSubmission?: string | undefined;
 }
 
 /** Any run ID has this length (run/run-id.ts): names are checked with it before the run has one. */
@@ -202,6 +211,15 @@ export function resolveValidateOptions(
   if (!snapshot)
     runNames({ runId: SAMPLE_RUN_ID, jobPrefix: jobName, serviceAccountPrefix: serviceAccountName });
   const timeoutMs = f.timeout ? parseDuration("--timeout", f.timeout) : DEFAULT_VALIDATE_TIMEOUT_MS;
+  const ncclImage = f.ncclImage || undefined;
+  if (ncclImage && (/\s/.test(ncclImage) || ncclImage.length > 512))
+    throw badFlag(
+      "--nccl-image",
+      ncclImage,
+      "an image reference such as registry.example.com/nccl-tests:2.16.9",
+    );
+  const cncfSubmissionDir = f.cncfSubmission || undefined;
+  if (cncfSubmissionDir) checkNewDirectoryDestination(cncfSubmissionDir, "--cncf-submission");
   // The report files are checked now: a validation's results are never made only to be lost.
   const outputPath = outputConfigMap ? undefined : output;
   if (outputPath) checkFileDestination(outputPath, "--output");
@@ -264,6 +282,9 @@ export function resolveValidateOptions(
     junitPath,
     image: f.image || env.AICR_VALIDATOR_IMAGE || env.AICR_IMAGE || undefined,
     timeoutMs,
+    timeoutGiven: Boolean(f.timeout),
+    ncclImage,
+    cncfSubmissionDir,
     cleanup: !f.noCleanup,
     placement,
   };

@@ -131,7 +131,19 @@ export default defineAicrCommand({
     timeout: {
       type: "duration",
       description:
-        "The whole run's bound, from the permission gate to the last result: the live capture and every check (default 5m)",
+        "The whole run's bound, from the permission gate to the last result: the live capture and every check (default 5m; with conformance or performance checks, enough for each check's own limit)",
+    },
+    "nccl-image": {
+      type: "string",
+      description:
+        "The NCCL tests image nccl-all-reduce-bw runs (yours, e.g. mirrored; without it the check is skipped)",
+      valueHint: "ref",
+    },
+    "cncf-submission": {
+      type: "string",
+      description:
+        "Write the CNCF AI Conformance evidence files (one per requirement) into this new directory",
+      valueHint: "dir",
     },
     "no-cleanup": {
       type: "boolean",
@@ -157,6 +169,8 @@ export default defineAicrCommand({
         junit: flags.string("junit"),
         image: flags.string("image"),
         timeout: flags.string("timeout"),
+        ncclImage: flags.string("nccl-image"),
+        cncfSubmission: flags.string("cncf-submission"),
         noCleanup: flags.bool("no-cleanup"),
         serviceAccountName: flags.string("service-account-name"),
         jobName: flags.string("job-name"),

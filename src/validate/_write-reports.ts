@@ -1,6 +1,8 @@
-import { writeFileAtomic } from "../core/files.ts";
+import { basename, dirname } from "node:path";
+import { writeFileAtomic, writeNewDirectory } from "../core/files.ts";
 import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
+import { buildCncfSubmission } from "./_cncf.ts";
 import { buildCtrf, buildJunit, buildTable, type CheckResult } from "./_report.ts";
 import { writeReportConfigMap } from "./_report-cm.ts";
 import type { ValidateOptions } from "./options.ts";
@@ -33,5 +35,17 @@ export async function writeReports(
   if (o.junitPath) {
     await writeFileAtomic(o.junitPath, buildJunit(input), { flag: "--junit" });
     io.log.info(`JUnit report written to ${o.junitPath}`);
+  }
+  if (o.cncfSubmissionDir) {
+    const files = buildCncfSubmission({ ...input, runId: io.runId });
+    const dir = await writeNewDirectory(dirname(o.cncfSubmissionDir), basename(o.cncfSubmissionDir), {
+      files,
+      flag: "--cncf-submission",
+      dirMode: 0o755,
+      fileMode: 0o644,
+    });
+    if (files.length === 0)
+      io.log.warn(`${dir}/ holds no evidence: no conformance check with a CNCF requirement ran to a result`);
+    else io.log.info(`CNCF evidence written to ${dir}/: ${files.map((f) => f.file).join(", ")}`);
   }
 }

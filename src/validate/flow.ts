@@ -4,10 +4,11 @@ import type { Logger } from "../core/log.ts";
 import type { KubeClient } from "../kube/client.ts";
 import { parseSnapshot } from "../snapshot/schema.ts";
 import { captureSnapshot } from "./_capture.ts";
-import { planChecks } from "./_catalog.ts";
+import { defaultTimeoutMs, planChecks } from "./_catalog.ts";
 import { type LoadedText, loadSource, parseSnapshotWarning } from "./_inputs.ts";
 import { type ConstraintResult, evaluateReadiness, readinessError } from "./_readiness.ts";
 import type { CheckResult } from "./_report.ts";
+import { versionSkew } from "./_skew.ts";
 import { writeReports } from "./_write-reports.ts";
 import type { Source, ValidateOptions } from "./options.ts";
 import { parseRecipe } from "./recipe.ts";
@@ -48,7 +49,8 @@ function readinessRows(results: readonly ConstraintResult[], allowMissing: boole
  * validation Jobs (unless --no-cluster or readiness failed) → reports → exit status by the results
  * (a readiness failure: INVALID_REQUEST, exit 2, after its report).
  */
-export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void> {
+export async function runValidate(options: ValidateOptions, io: FlowIo): Promise<void> {
+  let o = options;
   const start = io.now();
   // One --timeout for the whole validation: the live capture and the checks share it.
   const startedAt = Date.now();
@@ -62,6 +64,8 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   const recipeSrc = await load(o.recipe, "recipe");
   const recipe = parseRecipe(recipeSrc.text, recipeSrc.name);
   const checks = planChecks(recipe, { phases: o.phases, skip: o.skipChecks });
+  // Without --timeout, conformance and performance checks get the time their own limits allow.
+  if (!o.timeoutGiven) o = { ...o, timeoutMs: defaultTimeoutMs(checks, o.timeoutMs) };
   if (o.snapshot?.kind === "url" && !fetched) fetched = await load(o.snapshot, "snapshot");
   // -o cm:// is checked before the capture deploys anything: results are never made only to be lost.
   if (o.outputConfigMap) {
@@ -83,6 +87,8 @@ export async function runValidate(o: ValidateOptions, io: FlowIo): Promise<void>
   const snapshot = o.snapshot
     ? parseSnapshotWarning(snapshotText, snapshotName, io.log)
     : parseSnapshot(snapshotText, snapshotName);
+  const skew = versionSkew(recipe, snapshot, io.version);
+  if (skew) io.log.warn(skew.message, skew.fields);
   const readiness = evaluateReadiness(recipe.spec.constraints, snapshot);
   // A readiness failure deploys nothing, but is still reported (CI reads the report): its failed
   // constraints as failed tests, every check as not run. The exit status stays 2 (thrown below).

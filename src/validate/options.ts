@@ -52,6 +52,8 @@ export interface ValidateOptions {
   /** Image of the capture agent and of the validators (the same binary). */
   image?: string | undefined;
   timeoutMs: number;
+  /** --timeout was given: without it, a plan with conformance or performance checks gets a longer default. */
+  timeoutGiven?: boolean | undefined;
   cleanup: boolean;
   /** --node-selector, --toleration, --image-pull-secret on the validator pods. */
   placement: PodPlacement;
