@@ -31,16 +31,17 @@ const LEFT_KINDS = [
 ];
 
 describe("[real] ai-service-metrics", () => {
-  const cluster = useCluster("real", { start: () => standinCluster([node("gpu-node-1", { gpus: 8 })]) });
   let prom: PrometheusStandin;
   let api: MetricsApiStandin;
-  beforeAll(async () => {
-    prom = await startPrometheus(cluster());
-    api = await startMetricsApi(cluster());
-  }, CLUSTER_HOOK_MS);
+  // Registered before the cluster's hooks: the stand-ins stop while the cluster is still up.
   afterAll(async () => {
     await prom?.stop();
     await api?.stop();
+  }, CLUSTER_HOOK_MS);
+  const cluster = useCluster("real", { start: () => standinCluster([node("gpu-node-1", { gpus: 8 })]) });
+  beforeAll(async () => {
+    prom = await startPrometheus(cluster());
+    api = await startMetricsApi(cluster());
   }, CLUSTER_HOOK_MS);
 
   const leftIn = async (ns: string) =>
