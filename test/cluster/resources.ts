@@ -70,6 +70,11 @@ export const RESOURCES: readonly ResourceType[] = [
   rt(RBAC, "v1", "clusterroles", "ClusterRole", false),
   rt(RBAC, "v1", "clusterrolebindings", "ClusterRoleBinding", false),
   rt("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", false),
+  // Stored only (no policy is enforced: the fake has no network): examples/agent-networkpolicy.yaml.
+  rt("networking.k8s.io", "v1", "networkpolicies", "NetworkPolicy", true, {
+    shortNames: ["netpol"],
+    generation: true,
+  }),
   // Served as if a CustomResourceDefinition were installed; the CRD object itself is not served.
   rt("nvidia.com", "v1", "clusterpolicies", "ClusterPolicy", false, {
     subresources: ["status"],
