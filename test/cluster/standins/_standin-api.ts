@@ -128,18 +128,23 @@ export function standinApi(cluster: TestCluster): StandinApi {
   return api;
 }
 
-/** A namespaced CRD (or cluster-scoped) that keeps any spec and status, with the status subresource. */
+/** A CRD (namespaced or cluster-scoped) that keeps any spec and status, with the status subresource. */
 export function looseCrd(o: {
   group: string;
   version: string;
   plural: string;
   kind: string;
   scope: "Namespaced" | "Cluster";
+  /** A *.k8s.io group's CRD needs its API review, as the upstream manifests carry it. */
+  approved?: string;
 }): KObject {
   return {
     apiVersion: "apiextensions.k8s.io/v1",
     kind: "CustomResourceDefinition",
-    metadata: { name: `${o.plural}.${o.group}` },
+    metadata: {
+      name: `${o.plural}.${o.group}`,
+      ...(o.approved ? { annotations: { "api-approved.kubernetes.io": o.approved } } : {}),
+    },
     spec: {
       group: o.group,
       scope: o.scope,

@@ -29,6 +29,8 @@ const OWN = new Set(["ConfigMap/kube-root-ca.crt", "ServiceAccount/default"]);
 export interface CheckOutcome {
   verdict: Verdict;
   ctx: TestCheckContext;
+  /** Every request of the check's identity. */
+  requests: LoggedRequest[];
   /** Requests of the check's identity that were not reads. */
   writes: LoggedRequest[];
   /** Requests of the check's identity the apiserver refused (403): a rule the catalog lacks. */
@@ -72,6 +74,7 @@ export async function runCheck(
   return {
     verdict,
     ctx,
+    requests: mine,
     writes: mine.filter((e) => !["GET", "HEAD"].includes(e.method)),
     refused: mine.filter((e) => e.status === 403),
     left,
