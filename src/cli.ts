@@ -109,6 +109,11 @@ export const COMMANDS: Record<string, Entry> = {
     load: lazy(() => import("./commands/validator.ts")),
     hidden: true,
   },
+  probe: {
+    description: "Internal: what a conformance check's pods run (GPU device nodes seen, or a sleep)",
+    load: lazy(() => import("./commands/probe.ts")),
+    hidden: true,
+  },
 };
 
 const isHidden = (e: Entry): boolean => "hidden" in e && e.hidden === true;

@@ -1,0 +1,227 @@
+/**
+ * dra-support and secure-accelerator-access against the real control plane, each run in process as its
+ * catalog identity: the DRA driver stand-in (test/cluster/dra.ts) — absent, healthy, broken — with the
+ * real kube-scheduler allocating the checks' ResourceClaims and the process kubelet running their probe
+ * pods as dist/aicr (`aicr probe devices`), giving a claim's container its /dev/nvidia* and a claim-less
+ * one none, unless the leak switch (test/cluster/standins/gpu-access.ts) breaks isolation. One cluster,
+ * its driver moved from absent to healthy to broken, so the tests run in this order.
+ */
+import { beforeAll, describe, expect, test } from "bun:test";
+import type { CheckContext } from "../../../src/validate/checks/context.ts";
+import { run as draSupport } from "../../../src/validate/checks/dra-support.ts";
+import { run as secureAccess } from "../../../src/validate/checks/secure-accelerator-access.ts";
+import type { Recipe } from "../../../src/validate/recipe.ts";
+import { DRA_CONTROLLER, DRA_DRIVER_NS, DRA_RESOURCES, installDraDriver } from "../../cluster/dra.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
+import { draCheckCluster, type GpuLeak } from "../../cluster/standins/gpu-access.ts";
+import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
+import { AICR, ensureBuilt } from "../../e2e/_aicr.ts";
+import { useCluster } from "../../support/cluster.ts";
+import { untilStore } from "../../support/until.ts";
+import { CHECK_IMAGE, checkContext, type TestCheckContext } from "./_context.ts";
+import { checkIdentity, objectsIn } from "./_standin-cluster.ts";
+
+const RECIPE = { kind: "RecipeMetadata", spec: { constraints: [], componentRefs: [] } } as unknown as Recipe;
+const CREATED_KINDS = [
+  { apiVersion: "v1", kind: "Pod" },
+  { apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim" },
+];
+const T = 150_000;
+
+const DRA_SUPPORT_BLOCKS = [
+  "DRA API resources",
+  "DRA driver pods",
+  "DRA Controller Deployment",
+  "DRA Kubelet Plugin DaemonSet",
+  "ResourceSlices",
+  "Apply test manifest",
+  "ResourceClaim status",
+  "Pod status",
+  "Pod logs",
+  "Delete test namespace",
+];
+const SECURE_BLOCKS = [
+  "ClusterPolicy status",
+  "GPU operator pods",
+  "GPU operator DaemonSets",
+  "ResourceSlices",
+  "GPU devices in ResourceSlice",
+  "Pod status",
+  "Pod resourceClaims",
+  "Pod volumes (no hostPath)",
+  "ResourceClaim allocation",
+  "Isolation test logs",
+  "DRA Isolation Test",
+  "No-claim pod logs",
+];
+
+describe("[real] dra-support and secure-accelerator-access", () => {
+  const leak: GpuLeak = { enabled: false };
+  const cluster = useCluster("real", {
+    start: async () => {
+      await ensureBuilt();
+      return draCheckCluster({ images: { [CHECK_IMAGE]: AICR }, leak });
+    },
+  });
+  // Mirrors the DRA kinds into cluster().store; installs nothing (the driver absent).
+  beforeAll(() => installDraDriver(cluster(), { state: "absent" }), CLUSTER_HOOK_MS);
+
+  /**
+   * Runs a check as its catalog identity in its own namespace, as its pod would; returns the verdict, the
+   * context (evidence), what it left in its namespace, and whether its identity was ever refused.
+   */
+  async function runCheck(
+    check: "dra-support" | "secure-accelerator-access",
+    o: Partial<CheckContext> & { waitScale?: number } = {},
+  ) {
+    const admin = await checkContext(cluster(), check, o);
+    const identity = await checkIdentity(cluster(), check, RECIPE, admin.testNamespace);
+    const ctx: TestCheckContext = { ...admin, client: identity.client };
+    const started = performance.now();
+    try {
+      const verdict = await (check === "dra-support" ? draSupport : secureAccess)(ctx);
+      const left = await objectsIn(cluster(), ctx.testNamespace, CREATED_KINDS);
+      const refused = cluster().log.entries.filter(
+        (e) => e.status === 403 && e.user.includes(`${check}-identity`),
+      );
+      return { verdict, ctx, left, refused, ms: performance.now() - started };
+    } finally {
+      await identity.remove();
+      // The run deletes the check's namespace after it.
+      const client = adminClient(cluster());
+      await client.delete({ apiVersion: "v1", kind: "Namespace", name: admin.testNamespace }).catch(() => {});
+      client.close();
+    }
+  }
+
+  test(
+    "dra-support: no DRA driver (no pods, no controller) — skipped with the reason, nothing created",
+    async () => {
+      const r = await runCheck("dra-support");
+      expect(r.verdict.status, r.verdict.message).toBe("skipped");
+      expect(r.verdict.message).toBe(
+        "the NVIDIA DRA driver is not installed: no pods in namespace nvidia-dra-driver and no Deployment nvidia-dra-driver/nvidia-dra-driver-gpu-controller",
+      );
+      expect(r.ctx.blocks.map((b) => b.label)).toEqual(["DRA API resources"]);
+      // kube-apiserver v1.36 serves the DRA API at v1.
+      expect(r.ctx.blocks[0]?.data).toStartWith("resource.k8s.io/v1\n");
+      expect(r.ctx.blocks[0]?.data).toContain("resourceclaims\tResourceClaim\tnamespaced=true");
+      expect(r.left).toEqual([]);
+      expect(r.refused).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "secure-accelerator-access: no DRA driver — failed (never skipped): the claim pod cannot be scheduled",
+    async () => {
+      const r = await runCheck("secure-accelerator-access");
+      expect(r.verdict.status).toBe("failed");
+      expect(r.verdict.message).toStartWith("the GPU test pod dra-gpu-test-");
+      expect(r.verdict.message).toContain("cannot run: pod is unschedulable");
+      expect(r.ctx.blocks.map((b) => b.label)).toEqual([...SECURE_BLOCKS.slice(0, 9)]);
+      expect(r.ctx.blocks.find((b) => b.label === "ClusterPolicy status")?.data).toStartWith("error: ");
+      expect(r.left).toEqual([]);
+      expect(r.refused).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "dra-support with a healthy driver: a pod holding a ResourceClaim the real scheduler allocated sees its GPU — passed",
+    async () => {
+      await installDraDriver(cluster());
+      const r = await runCheck("dra-support");
+      expect(r.verdict.status, r.verdict.message).toBe("passed");
+      expect(r.verdict.message).toMatch(
+        /^a pod holding ResourceClaim gpu-claim-\S+ ran on node gpu-node-[12] and saw its GPU: 1 GPU device node visible: \/dev\/nvidia[01]$/,
+      );
+      expect(r.verdict.details[0]).toMatch(/: gpu\.nvidia\.com\/gpu-node-[12]\/gpu-[01]$/);
+      expect(r.ctx.blocks.map((b) => b.label)).toEqual(DRA_SUPPORT_BLOCKS);
+      const block = (label: string) => r.ctx.blocks.find((b) => b.label === label)?.data ?? "";
+      expect(block("ResourceSlices")).toStartWith("Total ResourceSlices: 2\n");
+      expect(block("ResourceClaim status")).toMatch(
+        /allocated while the pod ran: yes\n {2}devices: gpu\.nvidia\.com\/gpu-node-[12]\/gpu-[01]\n {2}reservedFor: pods\/dra-gpu-test-\S+\n {2}after the pod: (exists, released|allocated.*)$/,
+      );
+      expect(block("Pod status")).toContain("phase: Succeeded");
+      expect(block("Pod logs")).toMatch(/\/dev\/nvidiactl \(character device/);
+      expect(block("Delete test namespace")).toMatch(
+        /^Pod\/dra-gpu-test-\S+: deleted\nResourceClaim\/gpu-claim-\S+: deleted\n/,
+      );
+      expect(r.left).toEqual([]);
+      expect(r.refused).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "secure-accelerator-access with a healthy driver: the claim pod gets a GPU through DRA only, a claim-less pod on its node sees none — passed",
+    async () => {
+      const r = await runCheck("secure-accelerator-access");
+      expect(r.verdict.status, r.verdict.message).toBe("passed");
+      expect(r.verdict.message).toMatch(
+        /^GPU access goes only through DRA: pod dra-gpu-test-\S+ got its GPU through ResourceClaim gpu-claim-\S+, and pod dra-no-claim-\S+ without a claim on node gpu-node-[12] sees no \/dev\/nvidia\*$/,
+      );
+      expect(r.ctx.blocks.map((b) => b.label)).toEqual(SECURE_BLOCKS);
+      const block = (label: string) => r.ctx.blocks.find((b) => b.label === label)?.data ?? "";
+      expect(block("ResourceClaim allocation")).toContain("allocated devices: 1");
+      expect(block("Pod volumes (no hostPath)")).toContain("no hostPath to /dev/nvidia*");
+      expect(block("No-claim pod logs")).toBe(
+        "no /dev/nvidia* device node is visible: this container has no GPU access",
+      );
+      expect(r.left).toEqual([]);
+      expect(r.refused).toEqual([]);
+    },
+    T,
+  );
+
+  test(
+    "secure-accelerator-access on nodes that leak GPUs to claim-less containers — failed, naming what the probe saw",
+    async () => {
+      leak.enabled = true;
+      try {
+        const r = await runCheck("secure-accelerator-access");
+        expect(r.verdict.status).toBe("failed");
+        expect(r.verdict.message).toMatch(
+          /^a pod without a ResourceClaim sees GPU devices on node gpu-node-[12]: \/dev\/nvidia-uvm, \/dev\/nvidia0, \/dev\/nvidiactl \(expected none\)$/,
+        );
+        expect(r.ctx.blocks.map((b) => b.label)).toEqual(SECURE_BLOCKS);
+        expect(r.left).toEqual([]);
+      } finally {
+        leak.enabled = false;
+      }
+    },
+    T,
+  );
+
+  test(
+    "dra-support with the driver's controller scaled to zero — failed: not available",
+    async () => {
+      const c = cluster();
+      await c.store.mutate(DRA_RESOURCES.deployments, DRA_DRIVER_NS, DRA_CONTROLLER, (d) => ({
+        ...d,
+        spec: { ...d.spec, replicas: 0 },
+      }));
+      await untilStore(
+        c,
+        () => {
+          const d = c.store.find(DRA_RESOURCES.deployments, DRA_DRIVER_NS, DRA_CONTROLLER);
+          return (
+            (d?.status?.observedGeneration ?? 0) >= (d?.metadata.generation ?? 1) &&
+            !d?.status?.availableReplicas
+          );
+        },
+        "the DRA controller scaled to zero",
+      );
+      const r = await runCheck("dra-support");
+      expect(r.verdict).toMatchObject({
+        status: "failed",
+        message:
+          "Deployment nvidia-dra-driver/nvidia-dra-driver-gpu-controller is not available: 0 available replicas (expected at least 1)",
+      });
+      expect(r.ctx.blocks.map((b) => b.label)).toEqual(DRA_SUPPORT_BLOCKS.slice(0, 3));
+      expect(r.left).toEqual([]);
+    },
+    T,
+  );
+});
