@@ -79,6 +79,11 @@ export interface TestCluster {
   fake: Cluster | undefined;
   /** The kubectl built from the control plane's Kubernetes release (built on first use). */
   kubectl(): Promise<string>;
+  /**
+   * Real backend with its kubelet only: registers one more process-kubelet Node in the running cluster
+   * (a stand-in cluster autoscaler's scale-up); resolves once it is registered, not yet untainted.
+   */
+  addNode?: ((node: KObject) => Promise<void>) | undefined;
   /** The real node and its registries, when `realNode` was asked for (real backend only). */
   realNode?: RealNodeStack | undefined;
   stop(): Promise<void>;

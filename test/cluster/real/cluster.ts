@@ -8,6 +8,7 @@ import { clientCert, pki } from "../certs.ts";
 import { asRuntime } from "../controllers/runtime.ts";
 import { Faults } from "../faults.ts";
 import { writeKubeconfig } from "../kubeconfig.ts";
+import type { KObject } from "../objects.ts";
 import { RequestLog } from "../request-log.ts";
 import { resource } from "../resources.ts";
 import type { TestCluster, TestClusterOptions } from "../testbed.ts";
@@ -100,6 +101,7 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
       },
     };
     let realNode: RealNodeStack | undefined;
+    let addNode: ((node: KObject) => Promise<void>) | undefined;
     if (options.realNode) {
       realNode = await startRealNodeStack(options.realNode, {
         apiserverPort: cp.port,
@@ -118,6 +120,7 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
         servicePort: proxy.port,
       });
       stops.push(() => kubelet.stop());
+      addNode = (n) => kubelet.addNode(n);
       const names = [
         ...(options.nodes ?? []).map((n) => n.metadata.name!),
         ...(realNode ? [realNode.node.name] : []),
@@ -192,6 +195,7 @@ export async function startRealCluster(options: TestClusterOptions): Promise<Tes
       connectionsAccepted: () => proxy.connectionsAccepted(),
       kubectl: async () => cp.kubectl,
       realNode,
+      addNode,
       stop: stopAll,
     };
   } catch (e) {

@@ -41,6 +41,8 @@ export interface RealKubeletOptions {
 export interface RealKubelet {
   /** The HTTPS port of the log server (every Node's daemonEndpoints.kubeletEndpoint.Port). */
   port: number;
+  /** Registers one more Node (a cluster autoscaler's new node) and runs its pods from then on. */
+  addNode(node: KObject): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -60,7 +62,7 @@ export async function startRealKubelet(opts: RealKubeletOptions): Promise<RealKu
     const w = byName.get(`${ns}/${pod}`);
     return w ? w.logFor(container) : { status: 404, message: `pod "${pod}" does not exist` };
   });
-  const agents = opts.nodes.map((n) => {
+  const agentFor = (n: KObject) => {
     const api = new NodeApi(opts.apiserverUrl.replace(/\/+$/, ""), opts.caCert, n.metadata.name!);
     return new NodeAgent(n, logs.port, byName, {
       api,
@@ -70,7 +72,8 @@ export async function startRealKubelet(opts: RealKubeletOptions): Promise<RealKu
       workDir,
       onError,
     });
-  });
+  };
+  const agents = opts.nodes.map(agentFor);
   let stopped: Promise<void> | undefined;
   const stop = () => {
     stopped ??= (async () => {
@@ -88,5 +91,12 @@ export async function startRealKubelet(opts: RealKubeletOptions): Promise<RealKu
     throw err;
   }
   for (const a of agents) a.start();
-  return { port: logs.port, stop };
+  const addNode = async (n: KObject) => {
+    if (stopped) throw new Error(`the kubelet has stopped: node ${n.metadata.name} not added`);
+    const agent = agentFor(n);
+    agents.push(agent);
+    await agent.register();
+    agent.start();
+  };
+  return { port: logs.port, addNode, stop };
 }
