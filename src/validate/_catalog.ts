@@ -104,8 +104,8 @@ export const VALIDATORS: readonly ValidatorEntry[] = [
       r(["networking.gke.io"], ["networks"], ["list"]),
     ],
     namespaceRules: [
-      r(["trainer.kubeflow.org"], ["trainingruntimes", "trainjobs"], CRUD_OWN),
-      r(CORE, ["pods"], ["get", "list", "watch"]),
+      r(["trainer.kubeflow.org"], ["trainingruntimes", "trainjobs"], ["create", "get", "delete"]),
+      r(CORE, ["pods"], ["get", "list"]),
       POD_LOGS,
     ],
   },
