@@ -13,4 +13,5 @@ export const CHECK_RUNS: Readonly<Record<string, Load>> = {
   "ai-service-metrics": () => import("./ai-service-metrics.ts").then((m) => m.run),
   "inference-gateway": () => import("./inference-gateway.ts").then((m) => m.run),
   "pod-autoscaling": () => import("./pod-autoscaling.ts").then((m) => m.run),
+  "cluster-autoscaling": () => import("./cluster-autoscaling.ts").then((m) => m.run),
 };
