@@ -290,6 +290,7 @@ async function claimTest(ctx: CheckContext): Promise<Verdict> {
       claimLines(claimName, allocated, claimNow),
       `kubectl get resourceclaim ${claimName} -n ${ns} -o yaml`,
     );
+    if (!claimNow) return failed(`ResourceClaim ${claimName} not found after the test`);
     const last = outcome.kind === "timeout" ? outcome.last : outcome.pod;
     ctx.evidence("Pod status", podLines(last, podName), `kubectl get pod ${podName} -n ${ns} -o wide`);
     const log = outcome.kind === "ended" ? await podLog(ctx, ns, podName, CONTAINER) : "";
