@@ -121,7 +121,7 @@ export function selfSignedServing(dnsNames: string[]): { cert: string; key: stri
         "-days",
         "2",
         "-subj",
-        `/CN=${dnsNames[0] ?? "standin"}`,
+        "/CN=aicr-standin",
         "-addext",
         `subjectAltName=${san}`,
         "-addext",
