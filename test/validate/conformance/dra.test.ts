@@ -81,10 +81,10 @@ describe("[real] dra-support and secure-accelerator-access", () => {
     try {
       const verdict = await (check === "dra-support" ? draSupport : secureAccess)(ctx);
       const left = await objectsIn(cluster(), ctx.testNamespace, CREATED_KINDS);
-      const refused = cluster().log.entries.filter(
-        (e) => e.status === 403 && e.user.includes(`${check}-identity`),
-      );
-      return { verdict, ctx, left, refused, ms: performance.now() - started };
+      const user = `system:serviceaccount:${ctx.testNamespace}:${check}-identity`;
+      const asIdentity = cluster().log.entries.filter((e) => e.user === user);
+      const refused = asIdentity.filter((e) => e.status === 403);
+      return { verdict, ctx, left, refused, acted: asIdentity.length, ms: performance.now() - started };
     } finally {
       await identity.remove();
       // The run deletes the check's namespace after it.
@@ -145,6 +145,7 @@ describe("[real] dra-support and secure-accelerator-access", () => {
       );
       expect(block("Pod status")).toContain("phase: Succeeded");
       expect(block("Pod logs")).toMatch(/\/dev\/nvidiactl \(character device/);
+      expect(r.acted).toBeGreaterThan(10);
       expect(block("Delete test namespace")).toMatch(
         /^Pod\/dra-gpu-test-\S+: deleted\nResourceClaim\/gpu-claim-\S+: deleted\n/,
       );
@@ -170,6 +171,7 @@ describe("[real] dra-support and secure-accelerator-access", () => {
         "no /dev/nvidia* device node is visible: this container has no GPU access",
       );
       expect(r.left).toEqual([]);
+      expect(r.acted).toBeGreaterThan(10);
       expect(r.refused).toEqual([]);
     },
     T,
