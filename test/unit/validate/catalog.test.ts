@@ -88,3 +88,14 @@ test("the H100 overlay with --skip-check nccl-all-reduce-bw: the four deployment
     { phase: "performance", name: "nccl-all-reduce-bw", skipped: true },
   ]);
 });
+
+test("every isolated check in the catalog has its code in the registry, and the registry nothing else", async () => {
+  const { CHECK_RUNS } = await import("../../../src/validate/checks/registry.ts");
+  const { VALIDATORS } = await import("../../../src/validate/_catalog.ts");
+  expect(Object.keys(CHECK_RUNS).sort()).toEqual(
+    VALIDATORS.filter((v) => v.isolated)
+      .map((v) => v.name)
+      .sort(),
+  );
+  for (const load of Object.values(CHECK_RUNS)) expect(typeof (await load())).toBe("function");
+});
