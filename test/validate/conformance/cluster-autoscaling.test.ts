@@ -94,11 +94,11 @@ describe("[real] cluster-autoscaling", () => {
     standin().broken = true;
     // The pool's node from the passing test is cordoned: nothing for the pods but a new node.
     await cordon("gpu-pool-001");
-    const ctx = await checkContext(cluster(), "cluster-autoscaling", { recipe: RECIPE, waitScale: 0.1 });
+    const ctx = await checkContext(cluster(), "cluster-autoscaling", { recipe: RECIPE, waitScale: 0.15 });
     const v = await run(ctx);
     expect(v.status).toBe("failed");
     expect(v.message).toMatch(
-      /^NodePool gpu-pool: no new node labelled karpenter\.sh\/nodepool=gpu-pool within 18s \(1, baseline 1\): the autoscaler did not add GPU capacity for the pending pods; pod cluster-auto-test-\S+: Pending \(Unschedulable: /,
+      /^NodePool gpu-pool: no new node labelled karpenter\.sh\/nodepool=gpu-pool within 27s \(1, baseline 1\): the autoscaler did not add GPU capacity for the pending pods; pod cluster-auto-test-\S+: Pending \(Unschedulable: /,
     );
     expect(standin().added).toEqual(["gpu-pool-001"]);
     await nothingLeft(ctx.testNamespace);

@@ -119,7 +119,7 @@ describe("[real] pod-autoscaling", () => {
     expect(v.status).toBe("failed");
     expect(v.message).toMatch(
       new RegExp(
-        `^HPA ${ctx.testNamespace}/hpa-test-\\S+ did not ask for more than 1 replica within 18s \\(dcgm_gpu_power_usage against a target average of 10\\): desiredReplicas 1, currentReplicas 1`,
+        `^HPA ${ctx.testNamespace}/hpa-test-\\S+ did not ask for more than 1 replica within 18s \\(dcgm_gpu_power_usage against a target average of 10\\): desiredReplicas [01], currentReplicas [01]`,
       ),
     );
     expect(ctx.blocks.at(-1)?.label).toBe("Delete test namespace");
