@@ -234,7 +234,9 @@ export const VALIDATORS: readonly ValidatorEntry[] = [
     description: "DCGM → Prometheus → prometheus-adapter → HPA scales a Deployment up and back down",
     clusterRules: () => [
       r(CORE, ["pods"], ["list"]),
-      r(["custom.metrics.k8s.io", "external.metrics.k8s.io"], ["*"], ["get"]),
+      r(["custom.metrics.k8s.io"], ["*"], ["get"]),
+      // An external metric's path names no object: the authorizer reads it as a list.
+      r(["external.metrics.k8s.io"], ["*"], ["get", "list"]),
     ],
     namespaceRules: [
       r(APPS, ["deployments"], CRUD_OWN),
