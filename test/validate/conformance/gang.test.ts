@@ -147,26 +147,8 @@ describe("[real] gang-scheduling", () => {
     T,
   );
 
-  test(
-    "a scheduler that binds the members 32 s apart (beyond the 30 s window) — failed",
-    async () => {
-      if (!kai) throw new Error("the previous test installs the KAI stand-in");
-      kai.gang = "staggered";
-      kai.gapMs = 32_000;
-      try {
-        const r = await runCheck();
-        expect(r.verdict.status).toBe("failed");
-        expect(r.verdict.message).toMatch(
-          /^the gang was not scheduled together: its 2 pods were scheduled 3[23] s apart \(allowed 30 s\)$/,
-        );
-        expect(r.ctx.blocks.map((b) => b.label)).toEqual(BLOCKS);
-        expect(r.left).toEqual([]);
-      } finally {
-        kai.gang = "together";
-      }
-    },
-    T,
-  );
+  // A gang bound more than 30 s apart fails: the window's edges (30 s in, 31 s out) are the unit
+  // tests' (test/unit/validate/checks/gang-scheduling.test.ts); here it would cost the suite 32 s.
 
   test(
     "fewer than 2 free GPUs: failed before anything is created",
