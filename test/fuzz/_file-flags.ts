@@ -183,8 +183,30 @@ export const FILE_FLAGS: FileFlag[] = [
     ],
   },
   { id: "image save -o", role: "output", argv: (p) => ["image", "save", "-o", p] },
+  {
+    id: "validate --cncf-submission",
+    role: "output",
+    argv: (p) => [
+      "validate",
+      "-r",
+      FIXTURES.recipe,
+      "-s",
+      FIXTURES.snapshot,
+      "--no-cluster",
+      "-t",
+      "json",
+      "--cncf-submission",
+      p,
+    ],
+  },
   // aicr render-rbac
   { id: "render-rbac --dir", role: "output", argv: (p) => ["render-rbac", "sa", "-n", "ns", "--dir", p] },
+  {
+    id: "render-rbac --recipe",
+    role: "input",
+    // the rendered directory goes to the run's fresh working directory (--dir defaults to .)
+    argv: (p) => ["render-rbac", "--recipe", p],
+  },
   // the cluster commands' kubeconfig, as a flag and from the environment
   { id: "runs list --kubeconfig", role: "input", argv: (p) => ["runs", "list", "--kubeconfig", p] },
   {
