@@ -1,3 +1,4 @@
+import { AicrError } from "../core/errors.ts";
 import { writeNewDirectory } from "../core/files.ts";
 import { INPUT_LIMITS, readInputText } from "../core/input-file.ts";
 import { checkRbacDir, writeAgentRbac } from "../rbac/write.ts";
@@ -23,6 +24,8 @@ export default defineAicrCommand({
   args: {
     "service-account": {
       type: "positional",
+      // Left out with --recipe; checked in run.
+      required: false,
       description: "The existing ServiceAccount the agent will run as (e.g. one annotated for IRSA)",
     },
     recipe: {
@@ -83,9 +86,16 @@ export default defineAicrCommand({
       );
       return;
     }
+    const serviceAccount = flags.string("service-account");
+    if (serviceAccount === undefined)
+      throw new AicrError(
+        "INVALID_REQUEST",
+        "Missing required positional argument: SERVICE-ACCOUNT (or --recipe <file>)",
+        { remedy: 'run "aicr render-rbac --help" for usage' },
+      );
     await writeAgentRbac({
       namespace: resolveNamespace(flags.string("namespace"), ctx.env),
-      serviceAccount: flags.string("service-account") ?? "",
+      serviceAccount,
       discoverNetwork: flags.bool("discover-network"),
       runId: ctx.runId,
       dir: flags.string("dir") ?? ".",
