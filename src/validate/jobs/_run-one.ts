@@ -14,6 +14,8 @@ const MAX_LINES = 1000;
 const MAX_LINE = 512;
 /** And ours on the whole: a phase's report must fit the ConfigMap it is also written to. */
 const MAX_BYTES = 64 * 1024;
+/** A row's message is the check's whole verdict, as the original's termination message (its first 4096 bytes). */
+const MAX_MESSAGE = 4096;
 const VERDICT_LINE = /^(passed|failed|skipped): (.*)$/;
 
 /** The last lines of a log, bounded in count, length and size, for the report. */
@@ -133,9 +135,9 @@ export async function runOneCheck(
   const t = outcome.terminated;
   const fromFile =
     t.message && !VERDICT_LINE.test(t.message.trim().split("\n").pop() ?? "") ? t.message.trim() : undefined;
+  // The verdict line from the whole log: the report's stdout cuts lines at 512 characters.
+  const verdict = verdictMessage(log.split("\n"))?.slice(0, MAX_MESSAGE);
   const message =
-    t.reason === "OOMKilled"
-      ? "Container OOMKilled"
-      : (verdictMessage(stdout) ?? fromFile ?? `exit code ${t.exitCode}`);
+    t.reason === "OOMKilled" ? "Container OOMKilled" : (verdict ?? fromFile ?? `exit code ${t.exitCode}`);
   return row({ status: statusOfExitCode(t.exitCode), message, stdout });
 }
