@@ -297,6 +297,21 @@ describe("[real] all sixteen checks through the binary, every stand-in", () => {
               .items.filter((c) => c.metadata.name?.startsWith("aicr-ctrf-")),
           ).toEqual([]);
           expect(runWritesOutside(from, id, ["aicr-operator"])).toEqual([]);
+          // The deployment checks' shared identity and each isolated check's own acted, and RBAC refused none.
+          const identities = cluster()
+            .log.entries.slice(from)
+            .filter((e) => /^system:serviceaccount:aicr-[a-z0-9-]+:aicr-[a-z0-9-]+$/.test(e.user))
+            .filter((e) => e.user.endsWith(`-${id}`));
+          expect(new Set(identities.map((e) => e.user.split(":")[3]))).toEqual(
+            new Set(["validator", ...PERFORMANCE, ...CONFORMANCE].map((c) => `aicr-${c}-${id}`)),
+          );
+          // One 403 is the point of robust-controller: the Dynamo webhook's denial of its invalid resource.
+          const denial = `POST /apis/nvidia.com/v1alpha1/namespaces/aicr-robust-controller-${id}/dynamographdeployments`;
+          expect(
+            identities
+              .filter((e) => e.status === 403)
+              .map((e) => `${e.user.split(":")[3]} ${e.method} ${e.path}`),
+          ).toEqual([`aicr-robust-controller-${id} ${denial}`]);
           expect(await standinInventory()).toEqual(before);
         } finally {
           unsubscribe();
