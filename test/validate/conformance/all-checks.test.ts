@@ -48,6 +48,12 @@ const CONFORMANCE = [
 ];
 
 const durations: [string, number][] = [];
+/** Each check's own duration in a run (its CTRF row), for the summary printed at the end. */
+const noteChecks = (run: string, r: Result) => {
+  for (const t of ctrf(r).tests as (Row & { duration?: number })[])
+    if (t.suite[0] !== "readiness" && t.status !== "skipped")
+      durations.push([`    ${run}: ${t.name} ${t.status}`, t.duration ?? 0]);
+};
 let counter = 0;
 /** A run ID in the real format, distinct per run. */
 function newRunId(): string {
@@ -283,6 +289,7 @@ describe("[real] all sixteen checks through the binary, every stand-in", () => {
           expect(statuses(r, "deployment")).toEqual(DEPLOYMENT.map((n) => [n, "passed"]));
           expect(statuses(r, "performance")).toEqual(PERFORMANCE.map((n) => [n, "passed"]));
           expect(statuses(r, "conformance")).toEqual(CONFORMANCE.map((n) => [n, "passed"]));
+          noteChecks("healthy", r);
           expectCncfEvidence(r, join(dir, "cncf"));
           // 2: each phase's report was its ConfigMap while the run lasted, and went with it.
           expect(phaseReports.map((p) => [p.name, p.tests])).toEqual([
@@ -418,6 +425,8 @@ describe("[real] all sixteen checks through the binary, every stand-in", () => {
         ]);
         for (const r of [conformance, performance, full])
           expect({ code: r.code, stderr: r.code === 8 ? "" : r.stderr }).toEqual({ code: 8, stderr: "" });
+        noteChecks("broken", conformance);
+        noteChecks("broken", performance);
         expectVerdicts(conformance, "conformance", {
           "gpu-operator-health": [
             "failed",
