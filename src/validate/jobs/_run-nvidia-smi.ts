@@ -11,15 +11,16 @@ const MAX_LINES = 50;
 export function mergeNodeRows(
   check: PlannedCheck,
   rows: readonly { node: string; row: CheckResult }[],
-  sample: { total: number; max: number },
+  sample: { total: number; max: number; cordoned?: readonly string[] },
   durationMs: number,
 ): CheckResult {
   const base = { suite: check.phase, name: check.name, durationMs };
+  const cordoned = sample.cordoned?.length ? ` (cordoned, left out: ${sample.cordoned.join(", ")})` : "";
   if (rows.length === 0)
     return {
       ...base,
       status: "skipped",
-      message: `no GPU node (label nvidia.com/gpu.present=true or ${GPU_RESOURCE} capacity) matches: nothing to run nvidia-smi on`,
+      message: `no GPU node (label nvidia.com/gpu.present=true or ${GPU_RESOURCE} capacity) matches: nothing to run nvidia-smi on${cordoned}`,
       stdout: [],
     };
   const named = (r: { node: string; row: CheckResult }) =>
@@ -35,8 +36,8 @@ export function mergeNodeRows(
       : "";
   const message =
     status === "passed"
-      ? `${rows.length} GPU node(s): nvidia-smi reports each node's ${GPU_RESOURCE} capacity${sampled}`
-      : `${[...of("failed"), ...of("other")].map(named).join("; ")}${sampled}`;
+      ? `${rows.length} GPU node(s): nvidia-smi reports each node's ${GPU_RESOURCE} capacity${sampled}${cordoned}`
+      : `${[...of("failed"), ...of("other")].map(named).join("; ")}${sampled}${cordoned}`;
   const stdout = rows.flatMap((r) => r.row.stdout.map((l) => `[${r.node}] ${l}`)).slice(-MAX_LINES);
   return {
     ...base,
@@ -89,5 +90,10 @@ export async function runNvidiaSmi(
   const rejected = settled.find((x): x is PromiseRejectedResult => x.status === "rejected");
   if (rejected) throw rejected.reason;
   const rows = settled.map((x) => (x as PromiseFulfilledResult<{ node: string; row: CheckResult }>).value);
-  return mergeNodeRows(check, rows, { total: sample.total, max: MAX_NVIDIA_SMI_NODES }, io.now() - start);
+  return mergeNodeRows(
+    check,
+    rows,
+    { total: sample.total, max: MAX_NVIDIA_SMI_NODES, cordoned: sample.cordoned },
+    io.now() - start,
+  );
 }

@@ -142,22 +142,25 @@ const capacityOf = (n: Node | undefined, field: "capacity" | "allocatable"): num
 
 /**
  * The GPU nodes check-nvidia-smi runs on: GPU nodes (labelled nvidia.com/gpu.present=true or with
- * nvidia.com/gpu capacity) matching the --node-selector, sorted by name; above `max`, `max` of them
+ * nvidia.com/gpu capacity) matching the --node-selector and not cordoned, sorted by name; above `max`, `max` of them
  * evenly spaced over that order (the same cluster always gives the same sample).
  */
 export function sampleGpuNodes(
   nodes: readonly Node[],
   selector: Readonly<Record<string, string>> | undefined,
   max: number,
-): { nodes: Node[]; total: number } {
-  const matching = nodes
+): { nodes: Node[]; total: number; cordoned: string[] } {
+  const selected = nodes
     .filter(isGpuNode)
     .filter((n) => Object.entries(selector ?? {}).every(([k, v]) => n.metadata?.labels?.[k] === v))
     .sort((a, b) => String(a.metadata?.name).localeCompare(String(b.metadata?.name)));
-  if (matching.length <= max) return { nodes: matching, total: matching.length };
+  // A cordoned node takes no new pod: it is left out and named, not reported as a pod that never ran.
+  const cordoned = selected.filter((n) => n.spec?.unschedulable).map((n) => String(n.metadata?.name));
+  const matching = selected.filter((n) => !n.spec?.unschedulable);
+  if (matching.length <= max) return { nodes: matching, total: matching.length, cordoned };
   const picked: Node[] = [];
   for (let i = 0; i < max; i++) picked.push(matching[Math.floor((i * matching.length) / max)] as Node);
-  return { nodes: picked, total: matching.length };
+  return { nodes: picked, total: matching.length, cordoned };
 }
 
 /** A node check-nvidia-smi cannot place a pod on: it has no allocatable GPU to hold. */

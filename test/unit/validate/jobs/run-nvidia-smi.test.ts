@@ -100,3 +100,21 @@ test("one row for all nodes: failures named, failed before other before passed; 
   );
   expect(mergeNodeRows(check, [], { total: 0, max: 8 }, 0).status).toBe("skipped");
 });
+
+test("a cordoned GPU node is left out of the sample and named in the report", () => {
+  const gpu = (name: string, unschedulable = false) =>
+    ({
+      metadata: { name, labels: { "nvidia.com/gpu.present": "true" } },
+      spec: unschedulable ? { unschedulable: true } : {},
+    }) as Parameters<typeof sampleGpuNodes>[0][number];
+  const sample = sampleGpuNodes([gpu("a"), gpu("b", true), gpu("c")], undefined, 8);
+  expect(sample.nodes.map((n) => n.metadata?.name)).toEqual(["a", "c"]);
+  expect(sample.cordoned).toEqual(["b"]);
+  const row = mergeNodeRows(
+    { phase: "deployment", name: "check-nvidia-smi", skipped: false },
+    [],
+    { total: 0, max: 8, cordoned: ["b"] },
+    0,
+  );
+  expect(row.message).toEndWith("(cordoned, left out: b)");
+});
