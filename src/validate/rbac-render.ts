@@ -87,7 +87,7 @@ export function renderValidateRbac(input: RenderValidateRbacInput): { directory:
     namespaceRules: entry.namespaceRules ?? [],
   }));
   const callerRules = mergeRules([
-    ...[...callerChecks(input.namespace), ...isolatedCallerChecks(input.namespace, plans)].map(accessRule),
+    ...[...callerChecks(input.namespace), ...isolatedCallerChecks(plans)].map(accessRule),
     ...VALIDATOR_CLUSTER_RULES,
     { apiGroups: [""], resources: ["configmaps"], verbs: ["get"] },
     ...plans.flatMap((p) => [...p.clusterRules, ...p.namespaceRules]),

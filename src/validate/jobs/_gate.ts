@@ -48,7 +48,7 @@ export interface IsolatedPlan {
  * What preparing the isolated checks asks of the caller: create, read and delete their namespaces, their
  * ServiceAccounts (and read the namespace's `default` one), roles and bindings.
  */
-export function isolatedCallerChecks(namespace: string, plans: readonly IsolatedPlan[]): AccessCheck[] {
+export function isolatedCallerChecks(plans: readonly IsolatedPlan[]): AccessCheck[] {
   if (plans.length === 0) return [];
   const checks: AccessCheck[] = [];
   for (const verb of ["create", "get", "delete"]) checks.push({ verb, group: "", resource: "namespaces" });
@@ -103,7 +103,7 @@ export async function checkValidatorPermissions(
   } = {},
 ): Promise<void> {
   const isolated = options.isolated ?? [];
-  const access = [...callerChecks(namespace), ...isolatedCallerChecks(namespace, isolated)];
+  const access = [...callerChecks(namespace), ...isolatedCallerChecks(isolated)];
   if (options.listNodes) access.push({ verb: "list", group: "", resource: "nodes" });
   await passGate(
     client,
