@@ -42,8 +42,8 @@ function inScratch<T>(files: Record<string, string>, fn: (dir: string) => T): T 
 /** Certificates live two days: longer than any test run. */
 const DAYS = ["-days", "2"];
 
-/** A self-signed CA: `<name>.key` and `<name>.crt` in `dir`. */
-function selfSignedCa(dir: string, name: string, cn: string): void {
+/** A self-signed CA: `<name>.key` and `<name>.crt` in `dir`; with `san`, a serving certificate for those names. */
+function selfSignedCa(dir: string, name: string, cn: string, san?: string[]): void {
   openssl(
     [
       "req",
@@ -58,6 +58,9 @@ function selfSignedCa(dir: string, name: string, cn: string): void {
       ...DAYS,
       "-subj",
       `/CN=${cn}`,
+      ...(san
+        ? ["-addext", `subjectAltName=${san.join(",")}`, "-addext", "extendedKeyUsage=serverAuth"]
+        : []),
     ],
     dir,
   );
@@ -145,6 +148,14 @@ export function clientCert(username: string, groups: string[]): { cert: string; 
   });
   clientCache.set(id, out);
   return out;
+}
+
+/** A self-signed certificate and its key (CN `cn`); with `san` (`DNS:…`, `IP:…`), one that serves them. */
+export function selfSigned(cn: string, san?: string[]): { cert: string; key: string } {
+  return inScratch({}, (dir) => {
+    selfSignedCa(dir, "self", cn, san);
+    return { cert: read(dir, "self.crt"), key: read(dir, "self.key") };
+  });
 }
 
 /** Key material the real control plane needs beyond the CA (test/cluster/real/). */

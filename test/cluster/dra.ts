@@ -387,3 +387,22 @@ export async function installDraDriver(cluster: TestCluster, options: DraDriverO
     bound,
   );
 }
+
+/** Scales an installed driver's controller Deployment to 0 and resolves once its status says so. */
+export async function scaleDraControllerToZero(cluster: TestCluster): Promise<void> {
+  const { deployments } = DRA_RESOURCES;
+  await cluster.store.mutate(deployments, DRA_DRIVER_NS, DRA_CONTROLLER, (d) => ({
+    ...d,
+    spec: { ...d.spec, replicas: 0 },
+  }));
+  await untilStore(
+    cluster,
+    () => {
+      const d = cluster.store.find(deployments, DRA_DRIVER_NS, DRA_CONTROLLER);
+      return (
+        (d?.status?.observedGeneration ?? 0) >= (d?.metadata.generation ?? 1) && !d?.status?.availableReplicas
+      );
+    },
+    "the DRA controller scaled to zero",
+  );
+}

@@ -20,6 +20,7 @@ import {
 import { useCluster } from "../support/cluster.ts";
 import { rejection } from "../support/reject.ts";
 import { until } from "../support/until.ts";
+import { selfSigned } from "./certs.ts";
 import { currentResourceVersion, wireClient } from "./http-client.ts";
 import { resource } from "./resources.ts";
 import { BACKENDS, type TestCluster } from "./testbed.ts";
@@ -138,7 +139,7 @@ for (const backend of BACKENDS) {
     test("a server certificate the kubeconfig's CA did not sign: SERVICE_UNAVAILABLE naming TLS, nothing sent", async () => {
       const text = readFileSync(cluster().kubeconfigFor("admin"), "utf8").replace(
         /certificate-authority-data: .*/,
-        `certificate-authority-data: ${Buffer.from(selfSignedPem()).toString("base64")}`,
+        `certificate-authority-data: ${Buffer.from(selfSigned("not-the-fake-ca").cert).toString("base64")}`,
       );
       const dir = mkdtempSync(join(scratch, "ca-"));
       writeFileSync(join(dir, "kubeconfig"), text);
@@ -297,32 +298,4 @@ for (const backend of BACKENDS) {
       expect(cluster().log.entries.filter((e) => e.seq > seq)).toEqual([]);
     });
   });
-}
-
-/** A self-signed CA certificate that signed nothing either backend serves. */
-function selfSignedPem(): string {
-  const dir = mkdtempSync(join(scratch, "wrong-ca-"));
-  const res = Bun.spawnSync(
-    [
-      "openssl",
-      "req",
-      "-x509",
-      "-newkey",
-      "ec",
-      "-pkeyopt",
-      "ec_paramgen_curve:prime256v1",
-      "-nodes",
-      "-keyout",
-      join(dir, "k"),
-      "-out",
-      join(dir, "c"),
-      "-days",
-      "1",
-      "-subj",
-      "/CN=not-the-fake-ca",
-    ],
-    { stdout: "pipe", stderr: "pipe" },
-  );
-  if (res.exitCode !== 0) throw new Error(res.stderr.toString());
-  return readFileSync(join(dir, "c"), "utf8");
 }

@@ -1,43 +1,68 @@
-/** CustomResourceDefinitions the suites need on the real apiserver: the GPU Operator's ClusterPolicy. */
+/**
+ * CustomResourceDefinitions on the real apiserver: the one builder of the suites' loose CRDs (any spec
+ * and status kept) and the one installer; the GPU Operator's ClusterPolicy, which every cluster has.
+ */
 
 import { until } from "../../support/until.ts";
 import type { KObject } from "../objects.ts";
 import type { AdminHttp } from "./admin-http.ts";
 
-export const CLUSTER_POLICY_CRD: KObject = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "clusterpolicies.nvidia.com" },
-  spec: {
-    group: "nvidia.com",
-    scope: "Cluster",
-    names: {
-      plural: "clusterpolicies",
-      singular: "clusterpolicy",
-      kind: "ClusterPolicy",
-      listKind: "ClusterPolicyList",
+export interface LooseCrdOptions {
+  group: string;
+  version: string;
+  plural: string;
+  kind: string;
+  scope: "Namespaced" | "Cluster";
+  /** A *.k8s.io group's CRD needs its API review, as the upstream manifests carry it. */
+  approved?: string;
+  /** CEL rules on the whole object (x-kubernetes-validations), as the real CRD has them. */
+  rules?: { rule: string; message: string }[];
+}
+
+/** A CRD (namespaced or cluster-scoped) that keeps any spec and status, with the status subresource. */
+export function looseCrd(o: LooseCrdOptions): KObject {
+  return {
+    apiVersion: "apiextensions.k8s.io/v1",
+    kind: "CustomResourceDefinition",
+    metadata: {
+      name: `${o.plural}.${o.group}`,
+      ...(o.approved ? { annotations: { "api-approved.kubernetes.io": o.approved } } : {}),
     },
-    versions: [
-      {
-        name: "v1",
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+    spec: {
+      group: o.group,
+      scope: o.scope,
+      names: { plural: o.plural, singular: o.kind.toLowerCase(), kind: o.kind, listKind: `${o.kind}List` },
+      versions: [
+        {
+          name: o.version,
+          served: true,
+          storage: true,
+          subresources: { status: {} },
+          schema: {
+            openAPIV3Schema: {
+              type: "object",
+              properties: {
+                spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+                status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
+              },
+              ...(o.rules ? { "x-kubernetes-validations": o.rules } : {}),
             },
           },
         },
-      },
-    ],
-  },
-};
+      ],
+    },
+  };
+}
 
-/** Creates the CRD (if absent) and resolves once it is Established. */
+export const CLUSTER_POLICY_CRD = looseCrd({
+  group: "nvidia.com",
+  version: "v1",
+  plural: "clusterpolicies",
+  kind: "ClusterPolicy",
+  scope: "Cluster",
+});
+
+/** Creates the CRD (if absent) and resolves once it is Established and its resource answers a list. */
 export async function installCrd(http: AdminHttp, crd: KObject): Promise<void> {
   const path = "/apis/apiextensions.k8s.io/v1/customresourcedefinitions";
   try {
@@ -58,6 +83,6 @@ export async function installCrd(http: AdminHttp, crd: KObject): Promise<void> {
       return established;
     },
     `CRD ${crd.metadata.name} Established and served`,
-    { everyMs: 50 },
+    { ms: 60_000, everyMs: 50 },
   );
 }

@@ -3,14 +3,13 @@
  * apiserver (aggregated APIs, admission webhooks) or by a check (Prometheus) at this host's
  * non-loopback address — the apiserver refuses loopback endpoint addresses — behind a selector-less
  * Service with an EndpointSlice and a legacy Endpoints object written here; a self-signed serving
- * certificate; the admin's client; a pod runtime that keeps every stand-in workload running.
+ * certificate; the admin's client and its create-if-absent; a pod runtime that keeps every stand-in
+ * workload running.
  */
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
-import { networkInterfaces, tmpdir } from "node:os";
-import { join } from "node:path";
+import { networkInterfaces } from "node:os";
 import { KubeClient, type KubeObject } from "../../../src/kube/client.ts";
 import { isAlreadyExists } from "../../../src/kube/errors.ts";
-import { until } from "../../support/until.ts";
+import { selfSigned } from "../certs.ts";
 import type { RunContext, RunResult } from "../controllers/runtime.ts";
 import type { TestCluster } from "../testbed.ts";
 
@@ -34,6 +33,7 @@ export async function ensure(client: KubeClient, object: KubeObject): Promise<vo
   }
 }
 
+/** Creates the Namespace unless it exists. */
 export const ensureNamespace = (client: KubeClient, name: string) =>
   ensure(client, { apiVersion: "v1", kind: "Namespace", metadata: { name } });
 
@@ -96,48 +96,25 @@ export async function exposeOnHost(
   });
 }
 
+/** Deletes what exposeOnHost made (the Service, its EndpointSlice and Endpoints); gone ones are fine. */
+export async function unexposeOnHost(
+  client: KubeClient,
+  svc: { namespace: string; name: string },
+): Promise<void> {
+  for (const ref of [
+    { apiVersion: "v1", kind: "Service", ...svc },
+    { apiVersion: "v1", kind: "Endpoints", ...svc },
+    { apiVersion: "discovery.k8s.io/v1", kind: "EndpointSlice", ...svc, name: `${svc.name}-host` },
+  ])
+    await client.delete(ref).catch(() => {});
+}
+
 /**
  * A self-signed serving certificate (P-256) for `dnsNames` and this host's address: its PEM is also
  * the caBundle a webhook configuration or an APIService names.
  */
-export function selfSignedServing(dnsNames: string[]): { cert: string; key: string } {
-  const dir = mkdtempSync(join(tmpdir(), "aicr-standin-tls-"));
-  try {
-    const san = [...dnsNames.map((d) => `DNS:${d}`), `IP:${hostAddress()}`].join(",");
-    const res = Bun.spawnSync(
-      [
-        "openssl",
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        "key.pem",
-        "-out",
-        "cert.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=aicr-standin",
-        "-addext",
-        `subjectAltName=${san}`,
-        "-addext",
-        "extendedKeyUsage=serverAuth",
-      ],
-      { cwd: dir, stdout: "pipe", stderr: "pipe" },
-    );
-    if (res.exitCode !== 0) throw new Error(`openssl req failed: ${res.stderr.toString()}`);
-    return {
-      cert: readFileSync(join(dir, "cert.pem"), "utf8"),
-      key: readFileSync(join(dir, "key.pem"), "utf8"),
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
+export const selfSignedServing = (dnsNames: string[]): { cert: string; key: string } =>
+  selfSigned("aicr-standin", [...dnsNames.map((d) => `DNS:${d}`), `IP:${hostAddress()}`]);
 
 /**
  * The pod runtime of a stand-in workload (an operator's or exporter's container, whose image has no
@@ -148,55 +125,4 @@ export function runUntilStopped(ctx: RunContext): Promise<RunResult> {
     if (ctx.signal.aborted) return resolve({ exitCode: 0 });
     ctx.signal.addEventListener("abort", () => resolve({ exitCode: 143 }), { once: true });
   });
-}
-
-interface DeploymentStatus {
-  spec?: { replicas?: number };
-  status?: { availableReplicas?: number; readyReplicas?: number };
-}
-
-/** A Deployment of one stand-in container (run by runUntilStopped), and its wait until available. */
-export async function standinDeployment(
-  client: KubeClient,
-  o: {
-    namespace: string;
-    name: string;
-    labels: Record<string, string>;
-    image: string;
-    /** Default: the stand-in becomes available. 0 replicas: it exists but is never available. */
-    replicas?: number;
-    wait?: boolean;
-  },
-): Promise<void> {
-  await ensureNamespace(client, o.namespace);
-  await ensure(client, {
-    apiVersion: "apps/v1",
-    kind: "Deployment",
-    metadata: { name: o.name, namespace: o.namespace, labels: o.labels },
-    spec: {
-      replicas: o.replicas ?? 1,
-      selector: { matchLabels: o.labels },
-      template: {
-        metadata: { labels: o.labels },
-        spec: {
-          tolerations: [{ operator: "Exists" }],
-          containers: [{ name: "main", image: o.image }],
-        },
-      },
-    },
-  });
-  if (o.wait === false || o.replicas === 0) return;
-  await until(
-    async () => {
-      const d = await client.get<DeploymentStatus>({
-        apiVersion: "apps/v1",
-        kind: "Deployment",
-        namespace: o.namespace,
-        name: o.name,
-      });
-      return (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
-    },
-    `Deployment ${o.namespace}/${o.name} available`,
-    { ms: 90_000, everyMs: 200 },
-  );
 }

@@ -1,33 +1,22 @@
 /**
  * What the GPU Operator and kgateway stand-ins share beside _host.ts: admin writes by path that can
  * switch a stand-in between variants (create-or-replace, status through its subresource, quiet
- * deletes), Deployments and DaemonSets whose pods the process kubelet keeps running (runUntilStopped)
- * or never starts (an unpullable image), the wait until their controller's status shows either, and
- * the cluster options those need.
+ * deletes), Deployments and DaemonSets whose pods the process kubelet keeps running (_cluster.ts) or
+ * never starts (an unpullable image), the wait until their controller's status shows either, and the
+ * stand-in Deployment the other stand-ins create once and wait for.
  */
+import type { KubeClient, KubeObject } from "../../../src/kube/client.ts";
 import { until } from "../../support/until.ts";
 import { clientCert } from "../certs.ts";
 import { ApiStatusError } from "../errors.ts";
-import { gpuClusterNodes } from "../gpu-operator.ts";
 import type { KObject } from "../objects.ts";
 import { type AdminHttp, adminHttp } from "../real/admin-http.ts";
 import { installCrd } from "../real/crds.ts";
-import type { TestCluster, TestClusterOptions } from "../testbed.ts";
-import { runUntilStopped } from "./_host.ts";
+import type { TestCluster } from "../testbed.ts";
+import { ensure, ensureNamespace } from "./_host.ts";
 
 /** An image whose pull always fails: its pods stay Pending (ImagePullBackOff), never ready. */
 export const UNPULLABLE_IMAGE = "registry.invalid/aicr-standin/unpullable:never";
-
-/** Options of a real test cluster the stand-ins can run on: one GPU node, one CPU node. */
-export function standinClusterOptions(): TestClusterOptions {
-  return {
-    nodes: gpuClusterNodes()
-      .filter((n) => n.object.metadata.name !== "gpu-node-2")
-      .map((n) => n.object),
-    runtime: () => runUntilStopped,
-    unpullableImages: [UNPULLABLE_IMAGE],
-  };
-}
 
 /** `/api/v1/...` or `/apis/<group>/<version>/...` of a collection or an object. */
 export function apiPath(apiVersion: string, plural: string, namespace?: string, name?: string): string {
@@ -35,6 +24,7 @@ export function apiPath(apiVersion: string, plural: string, namespace?: string, 
   return `${base}${namespace ? `/namespaces/${namespace}` : ""}/${plural}${name ? `/${name}` : ""}`;
 }
 
+/** The admin's writes by path (standinApi). */
 export interface StandinApi {
   http: AdminHttp;
   get(path: string): Promise<KObject | undefined>;
@@ -128,48 +118,6 @@ export function standinApi(cluster: TestCluster): StandinApi {
   return api;
 }
 
-/** A CRD (namespaced or cluster-scoped) that keeps any spec and status, with the status subresource. */
-export function looseCrd(o: {
-  group: string;
-  version: string;
-  plural: string;
-  kind: string;
-  scope: "Namespaced" | "Cluster";
-  /** A *.k8s.io group's CRD needs its API review, as the upstream manifests carry it. */
-  approved?: string;
-}): KObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: {
-      name: `${o.plural}.${o.group}`,
-      ...(o.approved ? { annotations: { "api-approved.kubernetes.io": o.approved } } : {}),
-    },
-    spec: {
-      group: o.group,
-      scope: o.scope,
-      names: { plural: o.plural, singular: o.kind.toLowerCase(), kind: o.kind, listKind: `${o.kind}List` },
-      versions: [
-        {
-          name: o.version,
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-                status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              },
-            },
-          },
-        },
-      ],
-    },
-  };
-}
-
 interface WorkloadOptions {
   namespace: string;
   name: string;
@@ -187,6 +135,7 @@ const podTemplate = (o: WorkloadOptions) => ({
   },
 });
 
+/** A one-container Deployment (Recreate: a changed image takes the old pod away first). */
 export const deploymentObject = (o: WorkloadOptions): KObject => ({
   apiVersion: "apps/v1",
   kind: "Deployment",
@@ -200,6 +149,7 @@ export const deploymentObject = (o: WorkloadOptions): KObject => ({
   },
 });
 
+/** A one-container DaemonSet on every node, all of its pods replaced at once. */
 export const daemonSetObject = (o: WorkloadOptions): KObject => ({
   apiVersion: "apps/v1",
   kind: "DaemonSet",
@@ -257,5 +207,31 @@ export async function untilWorkload(
     },
     `${path} ${want}`,
     ms,
+  );
+}
+
+/**
+ * A stand-in Deployment of one container (deploymentObject) created unless it exists, and its wait until
+ * available (none with `wait: false` or 0 replicas: it exists but is never available).
+ */
+export async function standinDeployment(
+  client: KubeClient,
+  o: WorkloadOptions & { wait?: boolean },
+): Promise<void> {
+  await ensureNamespace(client, o.namespace);
+  await ensure(client, deploymentObject(o) as KubeObject);
+  if (o.wait === false || o.replicas === 0) return;
+  await until(
+    async () => {
+      const d = await client.get<KObject & WorkloadStatus>({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        namespace: o.namespace,
+        name: o.name,
+      });
+      return (d.status?.availableReplicas ?? 0) >= (d.spec?.replicas ?? 1);
+    },
+    `Deployment ${o.namespace}/${o.name} available`,
+    { ms: 90_000, everyMs: 200 },
   );
 }

@@ -13,42 +13,22 @@
  *
  * Absent Karpenter is simply not installing it (with Nodes that carry no providerID).
  */
-import type { KubeClient } from "../../../src/kube/client.ts";
-import { until } from "../../support/until.ts";
 import { node } from "../nodes.ts";
+import { looseCrd } from "../real/crds.ts";
 import type { TestCluster } from "../testbed.ts";
-import { adminClient, ensure, standinDeployment } from "./_host.ts";
+import { adminClient, ensure } from "./_host.ts";
+import { standinApi, standinDeployment } from "./_standin-api.ts";
 
 export const NODEPOOL_LABEL = "karpenter.sh/nodepool";
 export const KARPENTER_NS = "karpenter";
 
-export const NODEPOOL_CRD = {
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: "nodepools.karpenter.sh" },
-  spec: {
-    group: "karpenter.sh",
-    scope: "Cluster",
-    names: { plural: "nodepools", singular: "nodepool", kind: "NodePool", listKind: "NodePoolList" },
-    versions: [
-      {
-        name: "v1",
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-            },
-          },
-        },
-      },
-    ],
-  },
-};
+export const NODEPOOL_CRD = looseCrd({
+  group: "karpenter.sh",
+  version: "v1",
+  plural: "nodepools",
+  kind: "NodePool",
+  scope: "Cluster",
+});
 
 export interface PoolSpec {
   name: string;
@@ -86,30 +66,13 @@ interface NodeLike {
   status?: { conditions?: { type?: string; status?: string }[] };
 }
 
-async function installCrd(client: KubeClient): Promise<void> {
-  await ensure(client, NODEPOOL_CRD);
-  await until(
-    async () => {
-      const crd = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({
-        apiVersion: "apiextensions.k8s.io/v1",
-        kind: "CustomResourceDefinition",
-        name: NODEPOOL_CRD.metadata.name,
-      });
-      if (!crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return false;
-      await client.getPath("/apis/karpenter.sh/v1/nodepools");
-      return true;
-    },
-    "the NodePool CRD Established and served",
-    { ms: 30_000, everyMs: 100 },
-  );
-}
-
+/** Installs the stand-in (CRD, pools, Deployment) and starts its provisioner. */
 export async function installKarpenter(cluster: TestCluster, o: KarpenterOptions): Promise<KarpenterStandin> {
   const addNode = cluster.addNode;
   if (!addNode)
     throw new Error("the Karpenter stand-in needs a cluster that can add nodes (the real backend's kubelet)");
   const client = adminClient(cluster);
-  await installCrd(client);
+  await standinApi(cluster).installCrd(NODEPOOL_CRD);
   for (const p of o.pools)
     await ensure(client, {
       apiVersion: "karpenter.sh/v1",

@@ -11,19 +11,13 @@
  *   await gw.set({ gateway: "notProgrammed" });               // a broken variant, settled
  *   await gw.set({ endpoint: "notReady" });
  *
- * Start the cluster with standinClusterOptions() (_standin-api.ts).
+ * Start the cluster with standinClusterOptions() (_cluster.ts).
  */
 import { until } from "../../support/until.ts";
+import { looseCrd } from "../real/crds.ts";
 import type { TestCluster } from "../testbed.ts";
 import { hostAddress } from "./_host.ts";
-import {
-  apiPath,
-  deploymentObject,
-  looseCrd,
-  type StandinApi,
-  standinApi,
-  untilWorkload,
-} from "./_standin-api.ts";
+import { apiPath, deploymentObject, type StandinApi, standinApi, untilWorkload } from "./_standin-api.ts";
 
 export const KGATEWAY_NS = "kgateway-system";
 export const GATEWAY_CLASS = "kgateway";

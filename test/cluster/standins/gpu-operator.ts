@@ -10,8 +10,9 @@
  *   await op.set({ clusterPolicy: "notReady" });                     // a broken variant, settled
  *   await op.set({ metrics: "missingFamily" });
  *   await op.stop();                                                  // the server (objects stay)
+ *   const remove = await installDcgmExporter(cluster);               // the exporter DaemonSet alone
  *
- * Start the cluster with standinClusterOptions() (_standin-api.ts): its runtime keeps the pods running,
+ * Start the cluster with standinClusterOptions() (_cluster.ts): its runtime keeps the pods running,
  * and its unpullable image is what a "not ready" variant's pods use.
  */
 import { until } from "../../support/until.ts";
@@ -150,6 +151,25 @@ export async function installGpuOperatorStandin(
     throw e;
   }
   return standin;
+}
+
+/**
+ * The DCGM exporter DaemonSet alone, ready (its pods labelled app=nvidia-dcgm-exporter: what
+ * pod-autoscaling looks for); returns its removal, resolved once its pods are gone.
+ */
+export async function installDcgmExporter(cluster: TestCluster): Promise<() => Promise<void>> {
+  const api = standinApi(cluster);
+  await api.ensureNamespace(GPU_OPERATOR_NS);
+  await setDcgmExporter(api, "ready");
+  return async () => {
+    await setDcgmExporter(api, "absent");
+    const pods = `${apiPath("v1", "pods", GPU_OPERATOR_NS)}?labelSelector=app%3D${DCGM_EXPORTER}`;
+    await until(
+      async () => ((await api.get(pods)) as { items?: unknown[] } | undefined)?.items?.length === 0,
+      "the DCGM exporter's pods gone",
+      60_000,
+    );
+  };
 }
 
 async function setOperator(api: StandinApi, mode: NonNullable<GpuOperatorStandinOptions["operator"]>) {

@@ -23,10 +23,12 @@
 import type { KubeClient, KubeObject } from "../../../src/kube/client.ts";
 import { isNotFound } from "../../../src/kube/errors.ts";
 import { until } from "../../support/until.ts";
-import { DRA_RESOURCES, NVIDIA_GPU_DRIVER } from "../dra.ts";
+import { DRA_RESOURCES, gpuClaim, NVIDIA_GPU_DRIVER } from "../dra.ts";
 import type { KObject } from "../objects.ts";
+import { looseCrd } from "../real/crds.ts";
 import type { TestCluster } from "../testbed.ts";
-import { adminClient, ensure, ensureNamespace, standinDeployment } from "./_host.ts";
+import { adminClient, ensure, ensureNamespace } from "./_host.ts";
+import { standinApi, standinDeployment } from "./_standin-api.ts";
 
 export const KAI_NS = "kai-scheduler";
 export const KAI_SCHEDULER_NAME = "kai-scheduler";
@@ -76,59 +78,39 @@ export interface KaiStandin {
   stop(): Promise<void>;
 }
 
-const crd = (plural: string, kind: string, version: string, scope: "Namespaced" | "Cluster"): KObject => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${plural}.scheduling.run.ai` },
-  spec: {
-    group: "scheduling.run.ai",
-    scope,
-    names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-    versions: [
-      {
-        name: version,
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-            },
-          },
-        },
-      },
-    ],
-  },
-});
+/** The two CRDs' loose form (looseCrd), at the versions KAI serves. */
+const crd = (plural: string, kind: string, version: string, scope: "Namespaced" | "Cluster"): KObject =>
+  looseCrd({ group: "scheduling.run.ai", version, plural, kind, scope });
 
 export const QUEUE_CRD = crd("queues", "Queue", "v2", "Cluster");
 export const PODGROUP_CRD = crd("podgroups", "PodGroup", "v2alpha2", "Namespaced");
 
-/** Creates a CRD (if absent) and resolves once it is Established and its resource answers a list. */
-export async function installCrd(client: KubeClient, object: KObject): Promise<void> {
-  await ensure(client, object as KubeObject);
-  const spec = object.spec as {
-    group: string;
-    names: { plural: string; kind: string };
-    versions: { name: string }[];
-  };
-  const gv = `${spec.group}/${spec.versions[0]!.name}`;
-  await until(
-    async () => {
-      const got = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({
-        apiVersion: "apiextensions.k8s.io/v1",
-        kind: "CustomResourceDefinition",
-        name: object.metadata.name!,
-      });
-      if (!got.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return false;
-      await client.getPath(`/apis/${gv}/${spec.names.plural}`);
-      return true;
-    },
-    `CRD ${object.metadata.name} Established and served`,
-    { ms: 60_000, everyMs: 100 },
+/** Writes a claim's status.allocation as kube-scheduler does (devices, their node), reserved for `pod`. */
+async function writeAllocation(
+  cluster: TestCluster,
+  claim: { namespace: string; name: string },
+  node: string,
+  results: unknown[],
+  pod?: { name: string; uid: string },
+): Promise<void> {
+  await cluster.store.mutate(
+    DRA_RESOURCES.resourceClaims,
+    claim.namespace,
+    claim.name,
+    (c) => ({
+      ...c,
+      status: {
+        ...c.status,
+        allocation: {
+          devices: { results },
+          nodeSelector: {
+            nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] }],
+          },
+        },
+        ...(pod ? { reservedFor: [{ resource: "pods", name: pod.name, uid: pod.uid }] } : {}),
+      },
+    }),
+    { subresource: "status" },
   );
 }
 
@@ -171,8 +153,9 @@ export async function installKaiScheduler(cluster: TestCluster, o: KaiOptions = 
   }
   await ensureNamespace(client, KAI_NS);
   if (o.crds !== false) {
-    await installCrd(client, QUEUE_CRD);
-    await installCrd(client, PODGROUP_CRD);
+    const api = standinApi(cluster);
+    await api.installCrd(QUEUE_CRD);
+    await api.installCrd(PODGROUP_CRD);
     await ensure(client, {
       apiVersion: "scheduling.run.ai/v2",
       kind: "Queue",
@@ -359,27 +342,7 @@ class GangScheduler {
           finalizers: [...new Set([...(c.metadata.finalizers ?? []), DELETE_PROTECTION])],
         },
       }));
-      await this.cluster.store.mutate(
-        DRA_RESOURCES.resourceClaims,
-        namespace,
-        name,
-        (c) => ({
-          ...c,
-          status: {
-            ...c.status,
-            allocation: {
-              devices: { results },
-              nodeSelector: {
-                nodeSelectorTerms: [
-                  { matchFields: [{ key: "metadata.name", operator: "In", values: [node] }] },
-                ],
-              },
-            },
-            reservedFor: [{ resource: "pods", name: pod.metadata.name, uid: pod.metadata.uid }],
-          },
-        }),
-        { subresource: "status" },
-      );
+      await writeAllocation(this.cluster, claim.metadata, node, results, pod.metadata);
     }
     return node;
   }
@@ -431,42 +394,10 @@ export async function holdGpus(cluster: TestCluster, count: number): Promise<() 
   const names: string[] = [];
   for (const d of devices.slice(0, count)) {
     const name = `hog-${d.pool}-${d.device}`;
-    await ensure(client, {
-      apiVersion: "resource.k8s.io/v1",
-      kind: "ResourceClaim",
-      metadata: { name, namespace },
-      spec: {
-        devices: {
-          requests: [
-            {
-              name: "gpu",
-              exactly: { deviceClassName: "gpu.nvidia.com", allocationMode: "ExactCount", count: 1 },
-            },
-          ],
-        },
-      },
-    });
-    await cluster.store.mutate(
-      DRA_RESOURCES.resourceClaims,
-      namespace,
-      name,
-      (c) => ({
-        ...c,
-        status: {
-          allocation: {
-            devices: {
-              results: [{ request: "gpu", driver: NVIDIA_GPU_DRIVER, pool: d.pool, device: d.device }],
-            },
-            nodeSelector: {
-              nodeSelectorTerms: [
-                { matchFields: [{ key: "metadata.name", operator: "In", values: [d.node] }] },
-              ],
-            },
-          },
-        },
-      }),
-      { subresource: "status" },
-    );
+    await ensure(client, gpuClaim(namespace, name) as KubeObject);
+    await writeAllocation(cluster, { namespace, name }, d.node, [
+      { request: "gpu", driver: NVIDIA_GPU_DRIVER, pool: d.pool, device: d.device },
+    ]);
     names.push(name);
   }
   return async () => {

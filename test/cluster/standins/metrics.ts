@@ -6,8 +6,9 @@
  *   prom.mode = "empty";                                     // no series (a pipeline that lost DCGM)
  *   const api = await startMetricsApi(cluster);              // v1beta1.{custom,external}.metrics.k8s.io
  *   api.powerUsage = "0";                                    // the external metric the HPAs read
- *   await installDcgmExporter(cluster);                      // a pod labelled app=nvidia-dcgm-exporter
  *   await prom.stop(); await api.stop();
+ *
+ * (The DCGM exporter's pods are the GPU Operator stand-in's: gpu-operator.ts installDcgmExporter.)
  *
  * Prometheus answers /api/v1/query?query=<q> with an instant vector of DCGM_FI_DEV_GPU_UTIL series
  * (mode "ok"), an empty vector ("empty"), or a 500 ("error"). The metrics API server is an HTTPS server
@@ -17,7 +18,6 @@
  * external dcgm_gpu_power_usage in every namespace (ExternalMetricValueList) — the real HPA controller
  * reads it, so changing `powerUsage` scales an HPA's Deployment for real.
  */
-import type { KubeClient } from "../../../src/kube/client.ts";
 import { until } from "../../support/until.ts";
 import type { TestCluster } from "../testbed.ts";
 import {
@@ -26,7 +26,7 @@ import {
   exposeOnHost,
   hostAddress,
   selfSignedServing,
-  standinDeployment,
+  unexposeOnHost,
 } from "./_host.ts";
 
 export const MONITORING_NS = "monitoring";
@@ -120,16 +120,7 @@ export async function startPrometheus(
     },
     url: `http://${hostAddress()}:${server.port}`,
     async stop() {
-      await deleteAll(client, [
-        { apiVersion: "v1", kind: "Service", namespace: MONITORING_NS, name: PROMETHEUS_SERVICE },
-        { apiVersion: "v1", kind: "Endpoints", namespace: MONITORING_NS, name: PROMETHEUS_SERVICE },
-        {
-          apiVersion: "discovery.k8s.io/v1",
-          kind: "EndpointSlice",
-          namespace: MONITORING_NS,
-          name: `${PROMETHEUS_SERVICE}-host`,
-        },
-      ]);
+      await unexposeOnHost(client, { namespace: MONITORING_NS, name: PROMETHEUS_SERVICE });
       client.close();
       await server.stop(true);
     },
@@ -298,21 +289,11 @@ export async function startMetricsApi(
     },
     requests,
     async stop() {
-      await deleteAll(client, [
-        ...groups.map((g) => ({
-          apiVersion: "apiregistration.k8s.io/v1",
-          kind: "APIService",
-          name: `v1beta1.${g}`,
-        })),
-        { apiVersion: "v1", kind: "Service", namespace: MONITORING_NS, name: ADAPTER_SERVICE },
-        { apiVersion: "v1", kind: "Endpoints", namespace: MONITORING_NS, name: ADAPTER_SERVICE },
-        {
-          apiVersion: "discovery.k8s.io/v1",
-          kind: "EndpointSlice",
-          namespace: MONITORING_NS,
-          name: `${ADAPTER_SERVICE}-host`,
-        },
-      ]);
+      for (const g of groups)
+        await client
+          .delete({ apiVersion: "apiregistration.k8s.io/v1", kind: "APIService", name: `v1beta1.${g}` })
+          .catch(() => {});
+      await unexposeOnHost(client, { namespace: MONITORING_NS, name: ADAPTER_SERVICE });
       client.close();
       await server.stop(true);
     },
@@ -332,46 +313,4 @@ function notFound(message: string): Response {
     },
     { status: 404 },
   );
-}
-
-async function deleteAll(
-  client: KubeClient,
-  refs: { apiVersion: string; kind: string; name: string; namespace?: string }[],
-): Promise<void> {
-  for (const r of refs) await client.delete(r).catch(() => {});
-}
-
-export const DCGM_EXPORTER = { namespace: "gpu-operator", name: "nvidia-dcgm-exporter" } as const;
-
-/**
- * The DCGM exporter's pod (label app=nvidia-dcgm-exporter) as a one-replica Deployment in gpu-operator,
- * running until removed: what pod-autoscaling looks for before it starts.
- */
-export async function installDcgmExporter(cluster: TestCluster): Promise<() => Promise<void>> {
-  const client = adminClient(cluster);
-  await standinDeployment(client, {
-    ...DCGM_EXPORTER,
-    labels: { app: "nvidia-dcgm-exporter" },
-    image: "nvcr.io/nvidia/k8s/dcgm-exporter:4.2.3-4.1.3-ubuntu22.04",
-  });
-  return async () => {
-    await client
-      .delete(
-        { apiVersion: "apps/v1", kind: "Deployment", ...DCGM_EXPORTER },
-        { propagationPolicy: "Foreground" },
-      )
-      .catch(() => {});
-    await until(
-      async () =>
-        (
-          await client.list("v1", "Pod", {
-            namespace: DCGM_EXPORTER.namespace,
-            labelSelector: "app=nvidia-dcgm-exporter",
-          })
-        ).items.length === 0,
-      "the DCGM exporter's pods gone",
-      { ms: 60_000, everyMs: 200 },
-    );
-    client.close();
-  };
 }

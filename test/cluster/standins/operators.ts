@@ -15,17 +15,11 @@
  * Deny rules: a DynamoGraphDeployment whose spec.services is empty or absent; a TrainJob whose
  * spec.runtimeRef names a runtime that does not exist (none does here).
  */
-import type { KubeClient } from "../../../src/kube/client.ts";
 import { until } from "../../support/until.ts";
+import { looseCrd } from "../real/crds.ts";
 import type { TestCluster } from "../testbed.ts";
-import {
-  adminClient,
-  ensure,
-  exposeOnHost,
-  hostAddress,
-  selfSignedServing,
-  standinDeployment,
-} from "./_host.ts";
+import { adminClient, ensure, exposeOnHost, hostAddress, selfSignedServing } from "./_host.ts";
+import { standinApi, standinDeployment } from "./_standin-api.ts";
 
 export type WebhookMode = "deny" | "allow" | "no-endpoints";
 
@@ -110,51 +104,7 @@ export interface OperatorStandin {
   stop(): Promise<void>;
 }
 
-const crdOf = (group: string, c: { plural: string; kind: string }) => ({
-  apiVersion: "apiextensions.k8s.io/v1",
-  kind: "CustomResourceDefinition",
-  metadata: { name: `${c.plural}.${group}` },
-  spec: {
-    group,
-    scope: "Namespaced",
-    names: { plural: c.plural, singular: c.kind.toLowerCase(), kind: c.kind, listKind: `${c.kind}List` },
-    versions: [
-      {
-        name: "v1alpha1",
-        served: true,
-        storage: true,
-        subresources: { status: {} },
-        schema: {
-          openAPIV3Schema: {
-            type: "object",
-            properties: {
-              spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-            },
-          },
-        },
-      },
-    ],
-  },
-});
-
-async function established(client: KubeClient, group: string, plural: string): Promise<void> {
-  await until(
-    async () => {
-      const crd = await client.get<{ status?: { conditions?: { type: string; status: string }[] } }>({
-        apiVersion: "apiextensions.k8s.io/v1",
-        kind: "CustomResourceDefinition",
-        name: `${plural}.${group}`,
-      });
-      if (!crd.status?.conditions?.some((c) => c.type === "Established" && c.status === "True")) return false;
-      await client.getPath(`/apis/${group}/v1alpha1/${plural}`);
-      return true;
-    },
-    `CRD ${plural}.${group} Established and served`,
-    { ms: 30_000, everyMs: 100 },
-  );
-}
-
+/** Installs the operator's stand-in (CRDs, Deployment, webhook) and starts its webhook server. */
 export async function installOperator(cluster: TestCluster, o: OperatorOptions): Promise<OperatorStandin> {
   const facts = OPERATORS[o.operator];
   const state = { webhook: o.webhook ?? ("deny" as WebhookMode) };
@@ -196,8 +146,9 @@ export async function installOperator(cluster: TestCluster, o: OperatorOptions):
   });
   const client = adminClient(cluster);
   try {
-    for (const c of facts.crds) await ensure(client, crdOf(facts.group, c));
-    for (const c of facts.crds) await established(client, facts.group, c.plural);
+    const api = standinApi(cluster);
+    for (const c of facts.crds)
+      await api.installCrd(looseCrd({ group: facts.group, version: "v1alpha1", ...c, scope: "Namespaced" }));
     await standinDeployment(client, {
       namespace: facts.namespace,
       name: facts.deployment,

@@ -29,65 +29,40 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { until } from "../../support/until.ts";
-import { clientCert } from "../certs.ts";
 import { processRuntime } from "../controllers/process-runtime.ts";
 import type { ContainerRuntime } from "../controllers/runtime.ts";
 import { ApiStatusError } from "../errors.ts";
 import { operandRuntime } from "../gpu-operator.ts";
 import { node } from "../nodes.ts";
 import type { KObject } from "../objects.ts";
-import { type AdminHttp, adminHttp } from "../real/admin-http.ts";
-import { installCrd } from "../real/crds.ts";
+import { looseCrd } from "../real/crds.ts";
 import type { TestCluster } from "../testbed.ts";
+import { standinApi } from "./_standin-api.ts";
 
 export const TRAINER_API = "trainer.kubeflow.org/v1alpha1";
 /** The image the tests pass as --nccl-image; the process runtime runs the stand-in executable for it. */
 export const NCCL_TEST_IMAGE = "registry.example/nccl-tests:standin";
 export const EKS_INSTANCE_TYPE = "p5.48xlarge";
 
-function crd(plural: string, kind: string, nameRule: boolean): KObject {
-  return {
-    apiVersion: "apiextensions.k8s.io/v1",
-    kind: "CustomResourceDefinition",
-    metadata: { name: `${plural}.trainer.kubeflow.org` },
-    spec: {
-      group: "trainer.kubeflow.org",
-      scope: "Namespaced",
-      names: { plural, singular: kind.toLowerCase(), kind, listKind: `${kind}List` },
-      versions: [
-        {
-          name: "v1alpha1",
-          served: true,
-          storage: true,
-          subresources: { status: {} },
-          schema: {
-            openAPIV3Schema: {
-              type: "object",
-              properties: {
-                spec: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-                status: { type: "object", "x-kubernetes-preserve-unknown-fields": true },
-              },
-              ...(nameRule
-                ? {
-                    "x-kubernetes-validations": [
-                      {
-                        rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-                        message: "metadata.name must match RFC 1035 DNS label format",
-                      },
-                      {
-                        rule: "size(self.metadata.name) <= 63",
-                        message: "metadata.name must be no more than 63 characters",
-                      },
-                    ],
-                  }
-                : {}),
-            },
-          },
-        },
-      ],
-    },
-  };
-}
+/** The TrainJob name rule of the real CRD: an RFC 1035 label of at most 63 characters. */
+const NAME_RULES = [
+  {
+    rule: "self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+    message: "metadata.name must match RFC 1035 DNS label format",
+  },
+  { rule: "size(self.metadata.name) <= 63", message: "metadata.name must be no more than 63 characters" },
+];
+
+/** One of Trainer's CRDs in its loose form (looseCrd), with the name rules where the real one has them. */
+const crd = (plural: string, kind: string, nameRule: boolean): KObject =>
+  looseCrd({
+    group: "trainer.kubeflow.org",
+    version: "v1alpha1",
+    plural,
+    kind,
+    scope: "Namespaced",
+    ...(nameRule ? { rules: NAME_RULES } : {}),
+  });
 
 export const TRAINER_CRDS: KObject[] = [
   crd("trainjobs", "TrainJob", true),
@@ -257,12 +232,8 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
  * namespace's default ServiceAccount is not there yet is tried again, as the Job controller would.
  */
 export async function installTrainer(cluster: TestCluster): Promise<TrainerStandIn> {
-  if (!cluster.caCert) throw new Error("the Trainer stand-in needs the real backend");
-  const http: AdminHttp = adminHttp(cluster.url, {
-    ca: cluster.caCert,
-    ...clientCert("admin", ["system:masters"]),
-  });
-  for (const c of TRAINER_CRDS) await installCrd(http, c);
+  const { http, installCrd } = standinApi(cluster);
+  for (const c of TRAINER_CRDS) await installCrd(c);
   const seen = new Set<string>();
   /** The pods made for each TrainJob (by UID), deleted once it is gone. */
   const made = new Map<string, { namespace: string; names: string[] }>();

@@ -9,12 +9,12 @@
  *   await s.stop();                                                       // servers and controllers
  *
  * The nodes: gpu-node-1 and gpu-node-2 (8 GPUs each, EKS instance type p5.48xlarge, 32 EFA adapters,
- * labelled nvidia.com/gpu.present=true) and cpu-node-1. One process runtime for every pod: this
- * project's IMAGE runs dist/aicr (the validators' Jobs and every probe pod; nvidia-smi is the H100
- * fixture's), the NCCL image the stand-in nccl-tests script (trainer.ts), and every other image — the
- * stand-ins' operators, exporters, schedulers, proxies — runs until its pod is deleted, but the DRA
- * driver's (draOperandRuntime: its init containers end, a `:hang` one never does); an unpullable image
- * never starts; the GPU-leak switch (gpu-access.ts) sits in front of all of it.
+ * labelled nvidia.com/gpu.present=true) and cpu-node-1. The stand-ins' one process runtime
+ * (standins/_cluster.ts): this project's IMAGE runs dist/aicr (the validators' Jobs and every probe pod;
+ * nvidia-smi is the H100 fixture's), the NCCL image the stand-in nccl-tests script (trainer.ts), and
+ * every other image — the stand-ins' operators, exporters, schedulers, proxies — runs until its pod is
+ * deleted, but the DRA driver's (draOperandRuntime); an unpullable image never starts; the GPU-leak
+ * switch (gpu-access.ts) sits in front of all of it.
  *
  * What each check's stand-in is, healthy and broken (breakAll):
  *
@@ -32,27 +32,18 @@
  *   nccl-all-reduce-bw         Trainer stand-in + nccl-tests      bus bandwidth 200 GB/s (< 0.9 × 300)
  */
 import { join } from "node:path";
-import { KubeClient } from "../../../src/kube/client.ts";
-import { processRuntime } from "../../cluster/controllers/process-runtime.ts";
-import type { RunContext, RunResult } from "../../cluster/controllers/runtime.ts";
-import {
-  DRA_CONTROLLER,
-  DRA_DRIVER_NS,
-  DRA_RESOURCES,
-  draOperandRuntime,
-  installDraDriver,
-} from "../../cluster/dra.ts";
-import { CRASHING_TAG } from "../../cluster/gpu-operator.ts";
+import { installDraDriver, scaleDraControllerToZero } from "../../cluster/dra.ts";
 import { resource } from "../../cluster/resources.ts";
-import { adminClient, runUntilStopped, standinDeployment } from "../../cluster/standins/_host.ts";
-import { UNPULLABLE_IMAGE } from "../../cluster/standins/_standin-api.ts";
+import { standinClusterOptions } from "../../cluster/standins/_cluster.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
+import { standinDeployment } from "../../cluster/standins/_standin-api.ts";
 import {
   installKarpenter,
   type KarpenterStandin,
   NODEPOOL_LABEL,
 } from "../../cluster/standins/autoscaler.ts";
 import { installKgatewayStandin, type KgatewayStandin } from "../../cluster/standins/gateway.ts";
-import { type GpuLeak, leakingRuntime } from "../../cluster/standins/gpu-access.ts";
+import type { GpuLeak } from "../../cluster/standins/gpu-access.ts";
 import { type GpuOperatorStandin, installGpuOperatorStandin } from "../../cluster/standins/gpu-operator.ts";
 import { installKaiScheduler, type KaiStandin } from "../../cluster/standins/kai.ts";
 import {
@@ -85,36 +76,22 @@ export interface AllStandinsCluster extends TestCluster {
   leak: GpuLeak;
 }
 
-/** Stand-in pods that end on their own: a `:crash` image exits 1; everything else runs until deleted. */
-function standinWorkload(ctx: RunContext): Promise<RunResult> {
-  if (ctx.container.image?.endsWith(`:${CRASHING_TAG}`))
-    return Promise.resolve({ exitCode: 1, message: "crashed" });
-  return runUntilStopped(ctx);
-}
-
 /** The cluster with GPU nodes only (nothing installed: every stand-in absent). */
 export async function allStandinsCluster(): Promise<AllStandinsCluster> {
   await ensureBuilt();
   const bin = ncclTestsBinary();
   const leak: GpuLeak = { enabled: false };
   try {
-    const cluster = await startTestCluster("real", {
-      nodes: ncclClusterNodes({ efa: 32 }),
-      unpullableImages: [UNPULLABLE_IMAGE],
-      runtime: () =>
-        leakingRuntime(
-          processRuntime({
-            images: { [IMAGE]: AICR, [NCCL_TEST_IMAGE]: bin.path },
-            baseEnv: {
-              // check-nvidia-smi's pods find the H100 fixture's nvidia-smi (8 GPUs).
-              PATH: `${join(ROOT, "test/fixtures/bin/h100")}:${process.env.PATH ?? "/usr/bin:/bin"}`,
-              NO_COLOR: "1",
-            },
-            fallback: draOperandRuntime(standinWorkload),
-          }),
-          leak,
-        ),
-    });
+    const cluster = await startTestCluster(
+      "real",
+      standinClusterOptions({
+        nodes: ncclClusterNodes({ efa: 32 }),
+        images: { [IMAGE]: AICR, [NCCL_TEST_IMAGE]: bin.path },
+        // check-nvidia-smi's pods find the H100 fixture's nvidia-smi (8 GPUs).
+        binDir: join(ROOT, "test/fixtures/bin/h100"),
+        leak,
+      }),
+    );
     const stop = cluster.stop;
     return Object.assign(cluster, {
       bin,
@@ -181,7 +158,6 @@ export async function installAllStandins(cluster: AllStandinsCluster): Promise<A
         installCertManager(cluster),
       ],
     );
-    const admin = () => KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
     return {
       gpuOperator,
       kai,
@@ -207,7 +183,7 @@ export async function installAllStandins(cluster: AllStandinsCluster): Promise<A
         cluster.bin.set({ busBw: 200 });
       },
       async retireAddedNodes() {
-        const client = admin();
+        const client = adminClient(cluster);
         try {
           for (const name of karpenter.added)
             await client.mergePatch(
@@ -263,22 +239,4 @@ async function removeCertManager(cluster: TestCluster): Promise<void> {
   } finally {
     client.close();
   }
-}
-
-/** The DRA driver's controller Deployment at 0 replicas, its status saying so. */
-async function scaleDraControllerToZero(cluster: TestCluster): Promise<void> {
-  await cluster.store.mutate(DRA_RESOURCES.deployments, DRA_DRIVER_NS, DRA_CONTROLLER, (d) => ({
-    ...d,
-    spec: { ...d.spec, replicas: 0 },
-  }));
-  await untilStore(
-    cluster,
-    () => {
-      const d = cluster.store.find(DRA_RESOURCES.deployments, DRA_DRIVER_NS, DRA_CONTROLLER);
-      return (
-        (d?.status?.observedGeneration ?? 0) >= (d?.metadata.generation ?? 1) && !d?.status?.availableReplicas
-      );
-    },
-    "the DRA controller scaled to zero",
-  );
 }

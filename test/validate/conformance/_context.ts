@@ -5,10 +5,10 @@
  */
 import { delay } from "../../../src/core/async.ts";
 import { createLogger } from "../../../src/core/log.ts";
-import { KubeClient } from "../../../src/kube/client.ts";
 import { nameWithRunId } from "../../../src/run/names.ts";
 import { boundedGet } from "../../../src/validate/checks/_http.ts";
 import type { CheckContext } from "../../../src/validate/checks/context.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
 import type { TestCluster } from "../../cluster/testbed.ts";
 
 export const CHECK_IMAGE = "ghcr.io/nvidia/aicr:validate-test";
@@ -20,6 +20,7 @@ export interface TestCheckContext extends CheckContext {
 
 let counter = 0;
 
+/** A fresh run ID of this process (its form as the run makes it). */
 export function testRunId(): string {
   counter++;
   return `20261202-120000-${(Date.now() % 0xffffffff).toString(16).padStart(8, "0")}${counter.toString(16).padStart(8, "0")}`;
@@ -35,7 +36,7 @@ export async function checkContext(
   o: Partial<CheckContext> & { createNamespace?: boolean; waitScale?: number } = {},
 ): Promise<TestCheckContext> {
   const runId = o.runId ?? testRunId();
-  const client = o.client ?? KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
+  const client = o.client ?? adminClient(cluster);
   const testNamespace = o.testNamespace ?? nameWithRunId(`aicr-${check}`, runId);
   const labels = {
     "app.kubernetes.io/managed-by": "aicr",

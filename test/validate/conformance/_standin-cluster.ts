@@ -1,30 +1,35 @@
 /**
- * A real test cluster for the checks whose stand-ins run workloads (test/cluster/standins): the process
- * kubelet runs the check's own image (CHECK_IMAGE) as dist/aicr — `aicr probe sleep …` — and every
- * other image (an operator's, an exporter's) as a container that runs until its pod is deleted.
+ * The conformance suites' real test cluster (test/cluster/standins/_cluster.ts) with the checks' own
+ * image (CHECK_IMAGE) run as dist/aicr — `aicr probe sleep …`, `aicr probe devices` — and what the
+ * suites read of it: the objects a check may have left, and a client acting as the check's identity.
  */
 import { KubeClient } from "../../../src/kube/client.ts";
 import { findValidator } from "../../../src/validate/_catalog.ts";
 import type { Recipe } from "../../../src/validate/recipe.ts";
-import { processRuntime } from "../../cluster/controllers/process-runtime.ts";
+import { node } from "../../cluster/nodes.ts";
 import type { KObject } from "../../cluster/objects.ts";
-import { runUntilStopped } from "../../cluster/standins/_host.ts";
+import { standinClusterOptions } from "../../cluster/standins/_cluster.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
+import type { GpuLeak } from "../../cluster/standins/gpu-access.ts";
 import { startTestCluster, type TestCluster } from "../../cluster/testbed.ts";
 import { AICR, ensureBuilt } from "../../e2e/_aicr.ts";
+import { until } from "../../support/until.ts";
 import { CHECK_IMAGE } from "./_context.ts";
 
-export async function standinCluster(nodes: KObject[]): Promise<TestCluster> {
+/** The DRA checks' nodes: gpu-node-1 and gpu-node-2 with 2 GPUs each, and cpu-node-1. */
+export const draNodes = (): KObject[] => [
+  node("gpu-node-1", { gpus: 2 }),
+  node("gpu-node-2", { gpus: 2 }),
+  node("cpu-node-1"),
+];
+
+/** A real cluster of these nodes for the stand-ins, CHECK_IMAGE's pods running dist/aicr (built first). */
+export async function standinCluster(nodes: KObject[], leak?: GpuLeak): Promise<TestCluster> {
   await ensureBuilt();
-  return startTestCluster("real", {
-    nodes,
-    runtime: (api) =>
-      processRuntime({
-        images: { [CHECK_IMAGE]: AICR },
-        kubeconfigForServiceAccount: api.kubeconfigForServiceAccount,
-        baseEnv: { PATH: process.env.PATH ?? "/usr/bin:/bin", NO_COLOR: "1" },
-        fallback: runUntilStopped,
-      }),
-  });
+  return startTestCluster(
+    "real",
+    standinClusterOptions({ nodes, images: { [CHECK_IMAGE]: AICR }, ...(leak ? { leak } : {}) }),
+  );
 }
 
 /** Names of the objects in `namespace` of these kinds (what a check may have left behind). */
@@ -33,7 +38,7 @@ export async function objectsIn(
   namespace: string,
   kinds: { apiVersion: string; kind: string }[],
 ): Promise<string[]> {
-  const client = KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
+  const client = adminClient(cluster);
   try {
     const out: string[] = [];
     for (const k of kinds)
@@ -46,6 +51,30 @@ export async function objectsIn(
     client.close();
   }
 }
+
+/** What the autoscaling checks make (_autoscaling.ts): a Deployment and its HPA, ReplicaSets, pods. */
+export const AUTOSCALING_KINDS = [
+  { apiVersion: "apps/v1", kind: "Deployment" },
+  { apiVersion: "apps/v1", kind: "ReplicaSet" },
+  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
+  { apiVersion: "v1", kind: "Pod" },
+];
+
+/** Waits until `namespace` holds none of these kinds (a check's pods end a moment after their owner). */
+export const untilNothingIn = (
+  cluster: TestCluster,
+  namespace: string,
+  kinds: { apiVersion: string; kind: string }[],
+): Promise<boolean> =>
+  until(
+    async () => (await objectsIn(cluster, namespace, kinds)).length === 0,
+    `nothing left in ${namespace}`,
+    {
+      ms: 60_000,
+      everyMs: 250,
+      accept: (empty) => empty,
+    },
+  );
 
 /**
  * A client acting as the check's own identity, with exactly the catalog's rules (_catalog.ts): a
@@ -62,7 +91,7 @@ export async function checkIdentity(
 ): Promise<{ client: KubeClient; remove: () => Promise<void> }> {
   const entry = findValidator(check);
   if (!entry) throw new Error(`no catalog entry ${check}`);
-  const admin = KubeClient.connect({ kubeconfig: cluster.kubeconfigFor("admin"), env: {} });
+  const admin = adminClient(cluster);
   const name = `${check}-identity`;
   const clusterRoleName = `${name}-${testNamespace}`.slice(0, 253);
   const subject = { kind: "ServiceAccount", name, namespace: testNamespace };

@@ -16,7 +16,8 @@ import {
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
 import { useCluster } from "../../support/cluster.ts";
 import { checkContext } from "./_context.ts";
-import { checkIdentity, objectsIn, standinCluster } from "./_standin-cluster.ts";
+import { runAsIdentity } from "./_run-check.ts";
+import { objectsIn, standinCluster } from "./_standin-cluster.ts";
 
 const recipe = (componentRefs: unknown): Recipe =>
   ({ kind: "RecipeMetadata", spec: { constraints: [], componentRefs } }) as Recipe;
@@ -49,15 +50,8 @@ describe("[real] ai-service-metrics", () => {
 
   test("passes: Prometheus has DCGM series, the custom metrics API is served (as the check's own identity)", async () => {
     prom.mode = "ok";
-    const admin = await checkContext(cluster(), "ai-service-metrics", { recipe: WITH_PROMETHEUS });
-    const identity = await checkIdentity(
-      cluster(),
-      "ai-service-metrics",
-      WITH_PROMETHEUS,
-      admin.testNamespace,
-    );
-    const ctx = { ...admin, client: identity.client };
-    const v = await run(ctx).finally(identity.remove);
+    const ctx = await checkContext(cluster(), "ai-service-metrics", { recipe: WITH_PROMETHEUS });
+    const { verdict: v, writes } = await runAsIdentity(cluster(), "ai-service-metrics", ctx, run);
     expect(v.status).toBe("passed");
     expect(v.message).toContain("Prometheus has 2 DCGM_FI_DEV_GPU_UTIL series");
     expect(v.message).toContain("custom.metrics.k8s.io/v1beta1");
@@ -70,11 +64,7 @@ describe("[real] ai-service-metrics", () => {
     expect(JSON.parse(ctx.blocks[1]?.data ?? "").data.result).toHaveLength(2);
     expect(ctx.blocks[2]?.data).toContain("pods/gpu_utilization");
     expect(await leftIn(ctx.testNamespace)).toEqual([]);
-    expect(
-      cluster().log.entries.filter(
-        (e) => e.method !== "GET" && e.user.includes("ai-service-metrics-identity"),
-      ),
-    ).toEqual([]);
+    expect(writes).toEqual([]);
   });
 
   test("fails when Prometheus has no DCGM series for the whole window (waits scaled)", async () => {

@@ -14,9 +14,9 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { parse } from "yaml";
-import { KubeClient } from "../../../src/kube/client.ts";
 import type { KObject } from "../../cluster/objects.ts";
 import { resource } from "../../cluster/resources.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
 import { EKS_INSTANCE_TYPE, NCCL_TEST_IMAGE } from "../../cluster/standins/trainer.ts";
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
 import { AICR, baseEnv, type Result, ROOT } from "../../e2e/_aicr.ts";
@@ -122,7 +122,7 @@ describe("[real] all sixteen checks through the binary, every stand-in", () => {
   });
   const cluster = useCluster("real", { start: allStandinsCluster });
 
-  const admin = () => KubeClient.connect({ kubeconfig: cluster().kubeconfigFor("admin"), env: {} });
+  const admin = () => adminClient(cluster());
   /** A member of system:masters of its own, so its requests are told apart from the stand-ins' admin. */
   const validateAdmin = () => {
     cluster().addUser("validate-admin", ["system:masters"]);

@@ -6,26 +6,20 @@
  * controller and kube-scheduler do the rest; the pods run dist/aicr `probe sleep` on the new node.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { KubeClient } from "../../../src/kube/client.ts";
 import { run } from "../../../src/validate/checks/cluster-autoscaling.ts";
 import type { Recipe } from "../../../src/validate/recipe.ts";
 import { node } from "../../cluster/nodes.ts";
-import { standinDeployment } from "../../cluster/standins/_host.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
+import { standinDeployment } from "../../cluster/standins/_standin-api.ts";
 import { installKarpenter, type KarpenterStandin } from "../../cluster/standins/autoscaler.ts";
 import { type MetricsApiStandin, startMetricsApi } from "../../cluster/standins/metrics.ts";
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
 import { useCluster } from "../../support/cluster.ts";
-import { until } from "../../support/until.ts";
 import { checkContext } from "./_context.ts";
-import { checkIdentity, objectsIn, standinCluster } from "./_standin-cluster.ts";
+import { runAsIdentity } from "./_run-check.ts";
+import { AUTOSCALING_KINDS, standinCluster, untilNothingIn } from "./_standin-cluster.ts";
 
 const RECIPE = { kind: "RecipeMetadata", spec: { constraints: [] } } as unknown as Recipe;
-const LEFT_KINDS = [
-  { apiVersion: "apps/v1", kind: "Deployment" },
-  { apiVersion: "apps/v1", kind: "ReplicaSet" },
-  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
-  { apiVersion: "v1", kind: "Pod" },
-];
 
 describe("[real] cluster-autoscaling", () => {
   let api: MetricsApiStandin | undefined;
@@ -45,12 +39,7 @@ describe("[real] cluster-autoscaling", () => {
     if (!karpenter) throw new Error("the Karpenter stand-in is not installed");
     return karpenter;
   };
-  const nothingLeft = (ns: string) =>
-    until(async () => (await objectsIn(cluster(), ns, LEFT_KINDS)).length === 0, `nothing left in ${ns}`, {
-      ms: 60_000,
-      everyMs: 250,
-      accept: (empty) => empty,
-    });
+  const nothingLeft = (ns: string) => untilNothingIn(cluster(), ns, AUTOSCALING_KINDS);
 
   test("skips without Karpenter on nodes that name no cloud provider", async () => {
     const ctx = await checkContext(cluster(), "cluster-autoscaling", {
@@ -70,10 +59,8 @@ describe("[real] cluster-autoscaling", () => {
     karpenter = await installKarpenter(cluster(), {
       pools: [{ name: "cpu-pool", gpu: false }, { name: "gpu-pool" }],
     });
-    const admin = await checkContext(cluster(), "cluster-autoscaling", { recipe: RECIPE, waitScale: 0.3 });
-    const identity = await checkIdentity(cluster(), "cluster-autoscaling", RECIPE, admin.testNamespace);
-    const ctx = { ...admin, client: identity.client };
-    const v = await run(ctx).finally(identity.remove);
+    const ctx = await checkContext(cluster(), "cluster-autoscaling", { recipe: RECIPE, waitScale: 0.3 });
+    const { verdict: v } = await runAsIdentity(cluster(), "cluster-autoscaling", ctx, run);
     expect(v.message).toMatch(
       /^Karpenter added GPU capacity on demand: NodePool gpu-pool grew from 0 to 1 node\(s\) and [2-4] one-GPU test pods run$/,
     );
@@ -105,7 +92,7 @@ describe("[real] cluster-autoscaling", () => {
   }, 120_000);
 
   async function cordon(name: string) {
-    const admin = KubeClient.connect({ kubeconfig: cluster().kubeconfigFor("admin"), env: {} });
+    const admin = adminClient(cluster());
     await admin.mergePatch({ apiVersion: "v1", kind: "Node", name }, { spec: { unschedulable: true } });
     admin.close();
   }
@@ -129,7 +116,7 @@ describe("[real] cluster-autoscaling on EKS without Karpenter", () => {
   });
 
   test("passes with GPU nodes in a node group and the Cluster Autoscaler available (as the check's own identity)", async () => {
-    const admin = KubeClient.connect({ kubeconfig: cluster().kubeconfigFor("admin"), env: {} });
+    const admin = adminClient(cluster());
     await standinDeployment(admin, {
       namespace: "kube-system",
       name: "cluster-autoscaler",
@@ -137,10 +124,8 @@ describe("[real] cluster-autoscaling on EKS without Karpenter", () => {
       image: "registry.k8s.io/autoscaling/cluster-autoscaler:v1.32.0",
     });
     admin.close();
-    const base = await checkContext(cluster(), "cluster-autoscaling", { recipe: RECIPE });
-    const identity = await checkIdentity(cluster(), "cluster-autoscaling", RECIPE, base.testNamespace);
-    const ctx = { ...base, client: identity.client };
-    const v = await run(ctx).finally(identity.remove);
+    const ctx = await checkContext(cluster(), "cluster-autoscaling", { recipe: RECIPE });
+    const { verdict: v } = await runAsIdentity(cluster(), "cluster-autoscaling", ctx, run);
     expect(v).toMatchObject({
       status: "passed",
       message:

@@ -7,21 +7,15 @@
  * its driver moved from absent to healthy to broken, so the tests run in this order.
  */
 import { beforeAll, describe, expect, test } from "bun:test";
-import type { CheckContext } from "../../../src/validate/checks/context.ts";
 import { run as draSupport } from "../../../src/validate/checks/dra-support.ts";
 import { run as secureAccess } from "../../../src/validate/checks/secure-accelerator-access.ts";
-import type { Recipe } from "../../../src/validate/recipe.ts";
-import { DRA_CONTROLLER, DRA_DRIVER_NS, DRA_RESOURCES, installDraDriver } from "../../cluster/dra.ts";
-import { adminClient } from "../../cluster/standins/_host.ts";
-import { draCheckCluster, type GpuLeak } from "../../cluster/standins/gpu-access.ts";
+import { installDraDriver, scaleDraControllerToZero } from "../../cluster/dra.ts";
+import type { GpuLeak } from "../../cluster/standins/gpu-access.ts";
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
-import { AICR, ensureBuilt } from "../../e2e/_aicr.ts";
 import { useCluster } from "../../support/cluster.ts";
-import { untilStore } from "../../support/until.ts";
-import { CHECK_IMAGE, checkContext, type TestCheckContext } from "./_context.ts";
-import { checkIdentity, objectsIn } from "./_standin-cluster.ts";
+import { runCheck as runCheckAs } from "./_run-check.ts";
+import { draNodes, standinCluster } from "./_standin-cluster.ts";
 
-const RECIPE = { kind: "RecipeMetadata", spec: { constraints: [], componentRefs: [] } } as unknown as Recipe;
 const CREATED_KINDS = [
   { apiVersion: "v1", kind: "Pod" },
   { apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim" },
@@ -57,42 +51,15 @@ const SECURE_BLOCKS = [
 
 describe("[real] dra-support and secure-accelerator-access", () => {
   const leak: GpuLeak = { enabled: false };
-  const cluster = useCluster("real", {
-    start: async () => {
-      await ensureBuilt();
-      return draCheckCluster({ images: { [CHECK_IMAGE]: AICR }, leak });
-    },
-  });
+  const cluster = useCluster("real", { start: () => standinCluster(draNodes(), leak) });
   // Mirrors the DRA kinds into cluster().store; installs nothing (the driver absent).
   beforeAll(() => installDraDriver(cluster(), { state: "absent" }), CLUSTER_HOOK_MS);
 
-  /**
-   * Runs a check as its catalog identity in its own namespace, as its pod would; returns the verdict, the
-   * context (evidence), what it left in its namespace, and whether its identity was ever refused.
-   */
-  async function runCheck(
-    check: "dra-support" | "secure-accelerator-access",
-    o: Partial<CheckContext> & { waitScale?: number } = {},
-  ) {
-    const admin = await checkContext(cluster(), check, o);
-    const identity = await checkIdentity(cluster(), check, RECIPE, admin.testNamespace);
-    const ctx: TestCheckContext = { ...admin, client: identity.client };
-    const started = performance.now();
-    try {
-      const verdict = await (check === "dra-support" ? draSupport : secureAccess)(ctx);
-      const left = await objectsIn(cluster(), ctx.testNamespace, CREATED_KINDS);
-      const user = `system:serviceaccount:${ctx.testNamespace}:${check}-identity`;
-      const asIdentity = cluster().log.entries.filter((e) => e.user === user);
-      const refused = asIdentity.filter((e) => e.status === 403);
-      return { verdict, ctx, left, refused, acted: asIdentity.length, ms: performance.now() - started };
-    } finally {
-      await identity.remove();
-      // The run deletes the check's namespace after it.
-      const client = adminClient(cluster());
-      await client.delete({ apiVersion: "v1", kind: "Namespace", name: admin.testNamespace }).catch(() => {});
-      client.close();
-    }
-  }
+  /** The check's whole run as its catalog identity (_run-check.ts), the pods and claims it left. */
+  const runCheck = (check: "dra-support" | "secure-accelerator-access") =>
+    runCheckAs(cluster(), check, check === "dra-support" ? draSupport : secureAccess, {
+      kinds: CREATED_KINDS,
+    });
 
   test(
     "dra-support: no DRA driver (no pods, no controller) — skipped with the reason, nothing created",
@@ -145,7 +112,7 @@ describe("[real] dra-support and secure-accelerator-access", () => {
       );
       expect(block("Pod status")).toContain("phase: Succeeded");
       expect(block("Pod logs")).toMatch(/\/dev\/nvidiactl \(character device/);
-      expect(r.acted).toBeGreaterThan(10);
+      expect(r.requests.length).toBeGreaterThan(10);
       expect(block("Delete test namespace")).toMatch(
         /^Pod\/dra-gpu-test-\S+: deleted\nResourceClaim\/gpu-claim-\S+: deleted\n/,
       );
@@ -171,7 +138,7 @@ describe("[real] dra-support and secure-accelerator-access", () => {
         "no /dev/nvidia* device node is visible: this container has no GPU access",
       );
       expect(r.left).toEqual([]);
-      expect(r.acted).toBeGreaterThan(10);
+      expect(r.requests.length).toBeGreaterThan(10);
       expect(r.refused).toEqual([]);
     },
     T,
@@ -199,22 +166,7 @@ describe("[real] dra-support and secure-accelerator-access", () => {
   test(
     "dra-support with the driver's controller scaled to zero — failed: not available",
     async () => {
-      const c = cluster();
-      await c.store.mutate(DRA_RESOURCES.deployments, DRA_DRIVER_NS, DRA_CONTROLLER, (d) => ({
-        ...d,
-        spec: { ...d.spec, replicas: 0 },
-      }));
-      await untilStore(
-        c,
-        () => {
-          const d = c.store.find(DRA_RESOURCES.deployments, DRA_DRIVER_NS, DRA_CONTROLLER);
-          return (
-            (d?.status?.observedGeneration ?? 0) >= (d?.metadata.generation ?? 1) &&
-            !d?.status?.availableReplicas
-          );
-        },
-        "the DRA controller scaled to zero",
-      );
+      await scaleDraControllerToZero(cluster());
       const r = await runCheck("dra-support");
       expect(r.verdict).toMatchObject({
         status: "failed",

@@ -7,29 +7,22 @@
  * from absent to healthy to broken, so the tests run in this order.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import type { CheckContext } from "../../../src/validate/checks/context.ts";
 import { run } from "../../../src/validate/checks/gang-scheduling.ts";
-import type { Recipe } from "../../../src/validate/recipe.ts";
 import { installDraDriver } from "../../cluster/dra.ts";
 import { adminClient } from "../../cluster/standins/_host.ts";
-import { draCheckCluster } from "../../cluster/standins/gpu-access.ts";
 import { holdGpus, installKaiScheduler, KAI_NS, type KaiStandin } from "../../cluster/standins/kai.ts";
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
-import { AICR, ensureBuilt } from "../../e2e/_aicr.ts";
 import { useCluster } from "../../support/cluster.ts";
 import { until } from "../../support/until.ts";
-import { CHECK_IMAGE, checkContext, type TestCheckContext } from "./_context.ts";
-import { checkIdentity, objectsIn } from "./_standin-cluster.ts";
+import { runCheck as runCheckAs } from "./_run-check.ts";
+import { draNodes, standinCluster, untilNothingIn } from "./_standin-cluster.ts";
 
-const RECIPE = { kind: "RecipeMetadata", spec: { constraints: [], componentRefs: [] } } as unknown as Recipe;
 const POD_AND_CLAIM = [
   { apiVersion: "v1", kind: "Pod" },
   { apiVersion: "resource.k8s.io/v1", kind: "ResourceClaim" },
 ];
 const CREATED_KINDS = [...POD_AND_CLAIM, { apiVersion: "scheduling.run.ai/v2alpha2", kind: "PodGroup" }];
 const T = 150_000;
-/** The user the check's catalog identity acts as (checkIdentity's ServiceAccount in the check's namespace). */
-const identityOf = (ns: string) => `system:serviceaccount:${ns}:gang-scheduling-identity`;
 const BLOCKS = [
   "KAI scheduler deployments",
   "KAI scheduler pods",
@@ -47,33 +40,12 @@ describe("[real] gang-scheduling", () => {
   let kai: KaiStandin | undefined;
   // Before useCluster's: the scheduler stops before the cluster does.
   afterAll(() => kai?.stop(), CLUSTER_HOOK_MS);
-  const cluster = useCluster("real", {
-    start: async () => {
-      await ensureBuilt();
-      return draCheckCluster({ images: { [CHECK_IMAGE]: AICR }, leak: { enabled: false } });
-    },
-  });
+  const cluster = useCluster("real", { start: () => standinCluster(draNodes()) });
   beforeAll(() => installDraDriver(cluster()), CLUSTER_HOOK_MS);
 
-  async function runCheck(o: Partial<CheckContext> & { waitScale?: number } = {}, kinds = CREATED_KINDS) {
-    const admin = await checkContext(cluster(), "gang-scheduling", o);
-    const identity = await checkIdentity(cluster(), "gang-scheduling", RECIPE, admin.testNamespace);
-    const ctx: TestCheckContext = { ...admin, client: identity.client };
-    try {
-      const verdict = await run(ctx);
-      const left = await objectsIn(cluster(), ctx.testNamespace, kinds);
-      const refused = cluster().log.entries.filter(
-        (e) => e.status === 403 && e.user === identityOf(ctx.testNamespace),
-      );
-      const acted = cluster().log.entries.filter((e) => e.user === identityOf(ctx.testNamespace)).length;
-      return { verdict, ctx, left, refused, acted };
-    } finally {
-      await identity.remove();
-      const client = adminClient(cluster());
-      await client.delete({ apiVersion: "v1", kind: "Namespace", name: admin.testNamespace }).catch(() => {});
-      client.close();
-    }
-  }
+  /** The check's whole run as its catalog identity (_run-check.ts), what it left of `kinds`. */
+  const runCheck = (o: { waitScale?: number } = {}, kinds = CREATED_KINDS) =>
+    runCheckAs(cluster(), "gang-scheduling", run, { ...o, kinds });
 
   test(
     "no KAI scheduler: skipped with the reason, nothing created",
@@ -118,7 +90,7 @@ describe("[real] gang-scheduling", () => {
       expect(kai.bindings.filter((b) => b.pod.startsWith(r.ctx.testNamespace))).toHaveLength(2);
       expect(kai.errors).toEqual([]);
       expect(r.left).toEqual([]);
-      expect(r.acted).toBeGreaterThan(10);
+      expect(r.requests.length).toBeGreaterThan(10);
       expect(r.refused).toEqual([]);
     },
     T,
@@ -136,10 +108,7 @@ describe("[real] gang-scheduling", () => {
           /^the gang's pods did not all finish within 9 s: gang-worker-0-\S+ \(phase \w+, node gpu-node-[12]\); gang-worker-1-\S+ \(phase Pending, node \(none\)\)$/,
         );
         expect(r.ctx.blocks.map((b) => b.label)).toEqual([...BLOCKS.slice(0, 7), "Delete test namespace"]);
-        await until(
-          async () => (await objectsIn(cluster(), r.ctx.testNamespace, CREATED_KINDS)).length === 0,
-          "nothing of the check left",
-        );
+        await untilNothingIn(cluster(), r.ctx.testNamespace, CREATED_KINDS);
       } finally {
         kai.gang = "together";
       }
@@ -163,11 +132,7 @@ describe("[real] gang-scheduling", () => {
         });
         expect(r.ctx.blocks.map((b) => b.label)).toEqual(BLOCKS.slice(0, 4));
         expect(r.left).toEqual([]);
-        expect(
-          cluster().log.entries.filter(
-            (e) => e.method === "POST" && e.user === identityOf(r.ctx.testNamespace),
-          ),
-        ).toEqual([]);
+        expect(r.requests.filter((e) => e.method === "POST")).toEqual([]);
       } finally {
         await release();
       }

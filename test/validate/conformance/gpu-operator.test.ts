@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { run as acceleratorMetrics } from "../../../src/validate/checks/accelerator-metrics.ts";
 import { run as gpuOperatorHealth } from "../../../src/validate/checks/gpu-operator-health.ts";
-import { standinClusterOptions } from "../../cluster/standins/_standin-api.ts";
+import { standinClusterOptions } from "../../cluster/standins/_cluster.ts";
 import {
   DCGM_FAMILIES,
   type GpuOperatorStandin,
@@ -16,7 +16,7 @@ import {
 } from "../../cluster/standins/gpu-operator.ts";
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
 import { useCluster } from "../../support/cluster.ts";
-import { runCheck } from "./_run-check.ts";
+import { expectReadOnly, runCheck } from "./_run-check.ts";
 
 const LONG = 120_000;
 
@@ -45,9 +45,7 @@ describe("[real] gpu-operator-health and accelerator-metrics", () => {
           "DaemonSet gpu-operator/nvidia-dcgm-exporter: 2 of 2 pod(s) ready",
         ]);
         expect(r.ctx.blocks).toEqual([]);
-        expect(r.writes).toEqual([]);
-        expect(r.refused).toEqual([]);
-        expect(r.left).toEqual([]);
+        expectReadOnly(r);
       },
       LONG,
     );
@@ -142,9 +140,7 @@ describe("[real] gpu-operator-health and accelerator-metrics", () => {
         expect(sample[0]).toBe("# HELP DCGM_FI_DEV_GPU_UTIL Stand-in DCGM_FI_DEV_GPU_UTIL.");
         expect(sample[8]).toBe("... [truncated]");
         expect(r.ctx.blocks[1]!.data).toBe(DCGM_FAMILIES.map((f) => `${f}: FOUND`).join("\n"));
-        expect(r.writes).toEqual([]);
-        expect(r.refused).toEqual([]);
-        expect(r.left).toEqual([]);
+        expectReadOnly(r);
       },
       LONG,
     );

@@ -5,7 +5,6 @@
  * namespace). Every question is a SubjectAccessReview for the check's ServiceAccount.
  */
 import { describe, expect, test } from "bun:test";
-import { KubeClient } from "../../../src/kube/client.ts";
 import { runLabels } from "../../../src/run/labels.ts";
 import { type CheckRule, VALIDATORS } from "../../../src/validate/_catalog.ts";
 import {
@@ -17,6 +16,7 @@ import {
   validationNames,
 } from "../../../src/validate/jobs/_objects.ts";
 import { parseRecipe } from "../../../src/validate/recipe.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
 import { useCluster } from "../../support/cluster.ts";
 
 const RUN = "20261202-130000-00000000000000a1";
@@ -114,7 +114,7 @@ describe("[real] each check's identity can do what its check needs and no more",
   const cluster = useCluster("real");
 
   test("SubjectAccessReviews for every isolated check against the union of all checks' rules", async () => {
-    const client = KubeClient.connect({ kubeconfig: cluster().kubeconfigFor("admin"), env: {} });
+    const client = adminClient(cluster());
     const labels = runLabels({ runId: RUN, invocationId: "inv-lp" }, VALIDATION_COMPONENT);
     const ctx = { names: validationNames(RUN), namespace: NS, labels };
     await client.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: NS } });

@@ -24,7 +24,7 @@ import { startTestCluster } from "../../cluster/testbed.ts";
 import { useCluster } from "../../support/cluster.ts";
 import { until } from "../../support/until.ts";
 import { checkContext, type TestCheckContext } from "./_context.ts";
-import { checkIdentity } from "./_standin-cluster.ts";
+import { runAsIdentity } from "./_run-check.ts";
 
 const CHECK = "nccl-all-reduce-bw";
 const TEST_MS = 120_000;
@@ -92,27 +92,8 @@ async function check(o: { recipe?: Recipe; ncclImage?: string; waitScale?: numbe
     ...(o.ncclImage ? { ncclImage: o.ncclImage } : {}),
     ...(o.waitScale ? { waitScale: o.waitScale } : {}),
   });
-  const identity = await checkIdentity(cluster(), CHECK, r, ctx.testNamespace);
-  const admin = ctx.client;
-  ctx.client = identity.client;
-  const user = `system:serviceaccount:${ctx.testNamespace}:${CHECK}-identity`;
-  const from = cluster().log.entries.length;
-  let v: Verdict;
-  try {
-    v = await run(ctx);
-  } finally {
-    await identity.remove();
-    ctx.client = admin;
-  }
-  const mine = cluster()
-    .log.entries.slice(from)
-    .filter((e) => e.user === user);
-  return {
-    v,
-    ctx,
-    writes: mine.filter((e) => !["GET", "HEAD"].includes(e.method)).map((e) => `${e.method} ${e.path}`),
-    refused: mine.filter((e) => e.status === 403),
-  };
+  const { verdict: v, writes, refused } = await runAsIdentity(cluster(), CHECK, ctx, run);
+  return { v, ctx, writes: writes.map((e) => `${e.method} ${e.path}`), refused };
 }
 
 /** The writes of a run that started the test: the runtime and the TrainJob created, then deleted. */

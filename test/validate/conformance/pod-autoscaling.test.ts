@@ -1,6 +1,7 @@
 /**
- * pod-autoscaling against the real control plane: the DCGM exporter's pod, the custom and external
- * metrics APIs served from this process (test/cluster/standins/metrics.ts), and the real HPA controller
+ * pod-autoscaling against the real control plane: the DCGM exporter's pods (the GPU Operator stand-in's
+ * DaemonSet), the custom and external metrics APIs served from this process
+ * (test/cluster/standins/metrics.ts), and the real HPA controller
  * (kube-controller-manager, 5 s loop) scaling the check's Deployment — whose pods run dist/aicr
  * `probe sleep` in the process kubelet — up and back down.
  */
@@ -8,24 +9,15 @@ import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { run } from "../../../src/validate/checks/pod-autoscaling.ts";
 import type { Recipe } from "../../../src/validate/recipe.ts";
 import { node } from "../../cluster/nodes.ts";
-import {
-  installDcgmExporter,
-  type MetricsApiStandin,
-  startMetricsApi,
-} from "../../cluster/standins/metrics.ts";
+import { installDcgmExporter } from "../../cluster/standins/gpu-operator.ts";
+import { type MetricsApiStandin, startMetricsApi } from "../../cluster/standins/metrics.ts";
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
 import { useCluster } from "../../support/cluster.ts";
-import { until } from "../../support/until.ts";
 import { checkContext } from "./_context.ts";
-import { checkIdentity, objectsIn, standinCluster } from "./_standin-cluster.ts";
+import { runAsIdentity } from "./_run-check.ts";
+import { AUTOSCALING_KINDS, objectsIn, standinCluster, untilNothingIn } from "./_standin-cluster.ts";
 
 const RECIPE = { kind: "RecipeMetadata", spec: { constraints: [] } } as unknown as Recipe;
-const LEFT_KINDS = [
-  { apiVersion: "apps/v1", kind: "Deployment" },
-  { apiVersion: "apps/v1", kind: "ReplicaSet" },
-  { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
-  { apiVersion: "v1", kind: "Pod" },
-];
 
 /**
  * Reading an external metric is `list` to the authorizer (the path names no object), which the
@@ -53,12 +45,7 @@ describe("[real] pod-autoscaling", () => {
   }, CLUSTER_HOOK_MS);
 
   /** Nothing the check made is left in its namespace (its pods end a moment after their Deployment). */
-  const nothingLeft = (ns: string) =>
-    until(async () => (await objectsIn(cluster(), ns, LEFT_KINDS)).length === 0, `nothing left in ${ns}`, {
-      ms: 60_000,
-      everyMs: 250,
-      accept: (empty) => empty,
-    });
+  const nothingLeft = (ns: string) => untilNothingIn(cluster(), ns, AUTOSCALING_KINDS);
 
   test("skips without a DCGM exporter pod", async () => {
     const ctx = await checkContext(cluster(), "pod-autoscaling", { recipe: RECIPE, createNamespace: false });
@@ -75,16 +62,10 @@ describe("[real] pod-autoscaling", () => {
     removeExporter = await installDcgmExporter(cluster());
     metrics().custom = "ok";
     metrics().powerUsage = "250";
-    const admin = await checkContext(cluster(), "pod-autoscaling", { recipe: RECIPE, waitScale: 0.3 });
-    const identity = await checkIdentity(
-      cluster(),
-      "pod-autoscaling",
-      RECIPE,
-      admin.testNamespace,
-      EXTERNAL_METRICS_LIST,
-    );
-    const ctx = { ...admin, client: identity.client };
-    const v = await run(ctx).finally(identity.remove);
+    const ctx = await checkContext(cluster(), "pod-autoscaling", { recipe: RECIPE, waitScale: 0.3 });
+    const { verdict: v } = await runAsIdentity(cluster(), "pod-autoscaling", ctx, run, {
+      extraClusterRules: EXTERNAL_METRICS_LIST,
+    });
     expect(v.message).toMatch(
       /^HPA hpa-test-\S+ scaled its Deployment from 1 to [23] replicas on dcgm_gpu_power_usage and back to [01] once its target was raised$/,
     );
@@ -146,6 +127,6 @@ describe("[real] pod-autoscaling", () => {
       /^the external metric dcgm_gpu_power_usage cannot be read: GET \/apis\/external\.metrics\.k8s\.io\/v1beta1\/namespaces\/default\/dcgm_gpu_power_usage: HTTP 404: /,
     );
     expect(ctx.blocks.at(-1)?.data).toContain("HTTP status: 404");
-    expect(await objectsIn(cluster(), ctx.testNamespace, LEFT_KINDS)).toEqual([]);
+    expect(await objectsIn(cluster(), ctx.testNamespace, AUTOSCALING_KINDS)).toEqual([]);
   });
 });

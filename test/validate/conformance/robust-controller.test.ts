@@ -6,15 +6,16 @@
  * endpoints (fail); a recipe naming neither operator skips.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { KubeClient } from "../../../src/kube/client.ts";
 import { run } from "../../../src/validate/checks/robust-controller.ts";
 import type { Recipe } from "../../../src/validate/recipe.ts";
 import { node } from "../../cluster/nodes.ts";
+import { adminClient } from "../../cluster/standins/_host.ts";
 import { installOperator, type OperatorStandin } from "../../cluster/standins/operators.ts";
 import { CLUSTER_HOOK_MS } from "../../cluster/testbed.ts";
 import { useCluster } from "../../support/cluster.ts";
 import { checkContext } from "./_context.ts";
-import { checkIdentity, objectsIn, standinCluster } from "./_standin-cluster.ts";
+import { runAsIdentity } from "./_run-check.ts";
+import { objectsIn, standinCluster } from "./_standin-cluster.ts";
 
 const recipe = (...names: string[]): Recipe =>
   ({
@@ -47,11 +48,9 @@ describe("[real] robust-controller", () => {
   };
 
   /** The check as its own identity (the catalog's rules); the namespace as the run makes it. */
-  async function runAsIdentity(r: Recipe) {
-    const admin = await checkContext(cluster(), "robust-controller", { recipe: r });
-    const identity = await checkIdentity(cluster(), "robust-controller", r, admin.testNamespace);
-    const ctx = { ...admin, client: identity.client };
-    const verdict = await run(ctx).finally(identity.remove);
+  async function asIdentity(r: Recipe) {
+    const ctx = await checkContext(cluster(), "robust-controller", { recipe: r });
+    const { verdict } = await runAsIdentity(cluster(), "robust-controller", ctx, run);
     return { ctx, verdict, left: await objectsIn(cluster(), ctx.testNamespace, LEFT) };
   }
 
@@ -67,7 +66,7 @@ describe("[real] robust-controller", () => {
   });
 
   test("passes: Dynamo's webhook rejects the invalid DynamoGraphDeployment made in the check's namespace", async () => {
-    const { ctx, verdict, left } = await runAsIdentity(DYNAMO);
+    const { ctx, verdict, left } = await asIdentity(DYNAMO);
     expect(verdict.status).toBe("passed");
     expect(verdict.message).toBe(
       `the Dynamo operator runs, its webhook dynamo-platform-dynamo-operator-validating-webhook-configuration has 1 endpoint(s); it rejected an invalid DynamoGraphDeployment (spec.services is empty) with HTTP 403: admission webhook "vdynamographdeployment.kb.io" denied the request: spec.services must define at least one service`,
@@ -107,7 +106,7 @@ describe("[real] robust-controller", () => {
   test("fails when Dynamo's webhook allows the invalid resource, which is deleted again", async () => {
     op(dynamo).webhook = "allow";
     try {
-      const { ctx, verdict, left } = await runAsIdentity(DYNAMO);
+      const { ctx, verdict, left } = await asIdentity(DYNAMO);
       expect(verdict).toMatchObject({
         status: "failed",
         message:
@@ -123,7 +122,7 @@ describe("[real] robust-controller", () => {
   });
 
   test("passes: Trainer's webhook rejects the TrainJob naming a runtime that does not exist", async () => {
-    const { verdict, left } = await runAsIdentity(TRAINER);
+    const { verdict, left } = await asIdentity(TRAINER);
     expect(verdict.status).toBe("passed");
     expect(verdict.message).toContain(
       'it rejected an invalid TrainJob (spec.runtimeRef names ClusterTrainingRuntime robust-test-nonexistent-runtime, which does not exist) with HTTP 403: admission webhook "validator.trainjob.trainer.kubeflow.org" denied the request: ClusterTrainingRuntime.trainer.kubeflow.org "robust-test-nonexistent-runtime" not found',
@@ -132,7 +131,7 @@ describe("[real] robust-controller", () => {
   });
 
   test("fails when Trainer's webhook Service has no endpoints", async () => {
-    const admin = KubeClient.connect({ kubeconfig: cluster().kubeconfigFor("admin"), env: {} });
+    const admin = adminClient(cluster());
     const svc = "kubeflow-trainer-controller-manager";
     await admin.delete({
       apiVersion: "discovery.k8s.io/v1",
@@ -143,7 +142,7 @@ describe("[real] robust-controller", () => {
     await admin.delete({ apiVersion: "v1", kind: "Endpoints", namespace: "kubeflow", name: svc });
     admin.close();
     op(trainer).reviews.length = 0;
-    const { verdict, left } = await runAsIdentity(TRAINER);
+    const { verdict, left } = await asIdentity(TRAINER);
     expect(verdict).toMatchObject({
       status: "failed",
       message: `webhook validator.trainjob.trainer.kubeflow.org's Service kubeflow/${svc} has no EndpointSlice: the webhook cannot be reached`,

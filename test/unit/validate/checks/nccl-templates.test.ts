@@ -21,6 +21,17 @@ const RUN: NcclRun = {
   workers: 2,
 };
 
+/** The golden's ssh-keys init container: the same in both jobs but for its script. */
+const sshKeys = (script: string) => ({
+  name: "ssh-keys",
+  image: "registry.example/nccl-tests:2.16",
+  command: ["/bin/sh", "-c", script],
+  volumeMounts: [
+    { name: "mpi-ssh-auth", mountPath: "/tmp/mpi-keys", readOnly: true },
+    { name: "ssh-config", mountPath: "/root/.ssh" },
+  ],
+});
+
 /** The EKS TrainingRuntime with 32 EFA adapters per node, as the builder must produce it. */
 const EKS_EFA_GOLDEN = {
   apiVersion: "trainer.kubeflow.org/v1alpha1",
@@ -54,19 +65,9 @@ const EKS_EFA_GOLDEN = {
                   spec: {
                     tolerations: [{ operator: "Exists" }],
                     initContainers: [
-                      {
-                        name: "ssh-keys",
-                        image: "registry.example/nccl-tests:2.16",
-                        command: [
-                          "/bin/sh",
-                          "-c",
-                          "set -e\nmkdir -p /root/.ssh\ncp /tmp/mpi-keys/id_rsa /root/.ssh/id_rsa\ncp /tmp/mpi-keys/authorized_keys /root/.ssh/authorized_keys\nchmod 700 /root/.ssh\nchmod 600 /root/.ssh/id_rsa /root/.ssh/authorized_keys",
-                        ],
-                        volumeMounts: [
-                          { name: "mpi-ssh-auth", mountPath: "/tmp/mpi-keys", readOnly: true },
-                          { name: "ssh-config", mountPath: "/root/.ssh" },
-                        ],
-                      },
+                      sshKeys(
+                        "set -e\nmkdir -p /root/.ssh\ncp /tmp/mpi-keys/id_rsa /root/.ssh/id_rsa\ncp /tmp/mpi-keys/authorized_keys /root/.ssh/authorized_keys\nchmod 700 /root/.ssh\nchmod 600 /root/.ssh/id_rsa /root/.ssh/authorized_keys",
+                      ),
                     ],
                     containers: [
                       {
@@ -131,19 +132,9 @@ const EKS_EFA_GOLDEN = {
                     nodeSelector: { "node.kubernetes.io/instance-type": "p5.48xlarge" },
                     tolerations: [{ operator: "Exists" }],
                     initContainers: [
-                      {
-                        name: "ssh-keys",
-                        image: "registry.example/nccl-tests:2.16",
-                        command: [
-                          "/bin/sh",
-                          "-c",
-                          "set -e\nmkdir -p /root/.ssh\ncp /tmp/mpi-keys/authorized_keys /root/.ssh/authorized_keys\nchmod 700 /root/.ssh\nchmod 600 /root/.ssh/authorized_keys",
-                        ],
-                        volumeMounts: [
-                          { name: "mpi-ssh-auth", mountPath: "/tmp/mpi-keys", readOnly: true },
-                          { name: "ssh-config", mountPath: "/root/.ssh" },
-                        ],
-                      },
+                      sshKeys(
+                        "set -e\nmkdir -p /root/.ssh\ncp /tmp/mpi-keys/authorized_keys /root/.ssh/authorized_keys\nchmod 700 /root/.ssh\nchmod 600 /root/.ssh/authorized_keys",
+                      ),
                     ],
                     containers: [
                       {
