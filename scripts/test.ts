@@ -1,11 +1,12 @@
 /**
- * `npm test`'s last step: `bun test` as two processes at once — the conformance checks' real-control-plane
- * suites (test/validate/conformance: their time is mostly controllers' loops, HPA syncs and pod waits,
- * not CPU) beside every other file — so the whole run takes the longer of the two, not their sum.
+ * `npm test`'s last step: `bun test` as two processes at once — suites whose time is mostly waiting
+ * (BESIDE: the conformance checks' real control planes, on controllers' loops, HPA syncs and pod waits;
+ * cleanup-legacy's; a silent apiserver's timeouts) beside every other file — so the whole run takes
+ * about the longer of the two, not their sum.
  *
  *   bun scripts/test.ts [bun test flags]     (npm test -- --reporter=junit --reporter-outfile=f.xml)
  *
- * The main run's output streams live; the conformance run's is kept in .tmp/test-conformance.log and
+ * The main run's output streams live; the other's is kept in .tmp/test-beside.log and
  * printed after it. A --reporter-outfile gets one JUnit report: both runs' merged (counts summed, the
  * wall time the longer). The exit status is non-zero when either run failed. With a file or name
  * filter (any argument not starting with "-") it is plain `bun test <args>`: one process, as asked.
@@ -14,7 +15,8 @@ import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } f
 import { join } from "node:path";
 
 const ROOT = join(import.meta.dir, "..");
-const CONFORMANCE = "test/validate/conformance";
+/** Run beside the rest: folders (every test file below) and files. */
+const BESIDE = ["test/validate/conformance/", "test/legacy/", "test/e2e/silent-apiserver.test.ts"];
 const args = process.argv.slice(2);
 const bun = process.execPath;
 
@@ -42,21 +44,18 @@ const withReport = (suffix: string) =>
   outfile ? args.map((a) => (a.startsWith(OUTFILE) ? `${OUTFILE}${outfile}.${suffix}` : a)) : args;
 
 mkdirSync(join(ROOT, ".tmp"), { recursive: true });
-const log = join(ROOT, ".tmp/test-conformance.log");
-const [main, conformance] = await Promise.all([
+const log = join(ROOT, ".tmp/test-beside.log");
+const ignore = BESIDE.map((p) => `--path-ignore-patterns=${p.endsWith("/") ? `${p}**` : p}`);
+const [main, beside] = await Promise.all([
   // bunfig.toml's own ignore patterns are replaced by the flag's: both are given
-  run([
-    ...withReport("main"),
-    `--path-ignore-patterns=${CONFORMANCE}/**`,
-    "--path-ignore-patterns=test/fixtures/**",
-  ]),
-  run([...withReport("conformance"), CONFORMANCE], log),
+  run([...withReport("main"), ...ignore, "--path-ignore-patterns=test/fixtures/**"]),
+  run([...withReport("beside"), ...BESIDE.map((p) => `./${p}`)], log),
 ]);
-process.stdout.write(`\n--- ${CONFORMANCE} (run beside the rest; its log: .tmp/test-conformance.log) ---\n`);
+process.stdout.write(`\n--- run beside the rest: ${BESIDE.join(", ")} (its log: .tmp/test-beside.log) ---\n`);
 process.stdout.write(readFileSync(log, "utf8"));
 
 if (outfile) {
-  const reports = ["main", "conformance"].map((s) => {
+  const reports = ["main", "beside"].map((s) => {
     const path = `${outfile}.${s}`;
     try {
       return readFileSync(join(ROOT, path), "utf8");
@@ -68,7 +67,7 @@ if (outfile) {
   });
   writeFileSync(join(ROOT, outfile), mergeJunit(reports));
 }
-process.exit(main !== 0 ? main : conformance);
+process.exit(main !== 0 ? main : beside);
 
 /** JUnit reports as one: the suites side by side under one <testsuites>, counts summed, the longer time. */
 function mergeJunit(reports: readonly string[]): string {

@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { parseSnapshot, type Snapshot } from "../../src/snapshot/schema.ts";
+import { PROBE_CONTAINER_SECURITY, PROBE_POD_SECURITY } from "../../src/validate/checks/_support.ts";
 import { pushArchive } from "../cluster/real/node/images.ts";
 import { resource } from "../cluster/resources.ts";
 import { BACKENDS, type TestCluster } from "../cluster/testbed.ts";
@@ -535,6 +536,56 @@ describe.skipIf(!BACKENDS.includes("real"))("[real] the agent Job on a real node
         STUCK_MS,
       );
       await untilStopped(cluster, ids, "the operator's sandboxes and containers stopped");
+    },
+    TEST_MS,
+  );
+  test(
+    "the conformance checks' probe pods on the real node: aicr probe in the project's image, as nobody, read-only, no capabilities, no token",
+    async () => {
+      const ns = await freshNamespace(cluster, "probe");
+      const probe = (name: string, args: string[]) =>
+        cluster.store.create(resource("pods"), {
+          apiVersion: "v1",
+          kind: "Pod",
+          metadata: { name, namespace: ns },
+          spec: {
+            nodeName: NODE,
+            restartPolicy: "Never",
+            automountServiceAccountToken: false,
+            securityContext: PROBE_POD_SECURITY,
+            containers: [
+              {
+                name: "probe",
+                image: image(),
+                command: ["aicr"],
+                args: ["probe", ...args],
+                securityContext: PROBE_CONTAINER_SECURITY,
+              },
+            ],
+          },
+        });
+      // the no-claim isolation probe, the claim probe (this node has no /dev/nvidia*), a workload's sleep
+      await probe("none", ["devices", "--expect", "none"]);
+      await probe("some", ["devices"]);
+      await probe("sleep", ["sleep", "1"]);
+      const exitOf = (name: string) =>
+        untilStore(
+          cluster,
+          () => {
+            const pod = cluster.store.find(resource("pods"), ns, name);
+            const t = pod?.status?.containerStatuses?.[0]?.state?.terminated;
+            const phase = pod?.status?.phase;
+            // the container's end and the pod's phase may reach the store in two updates
+            return t && (phase === "Succeeded" || phase === "Failed")
+              ? { phase, exitCode: t.exitCode }
+              : undefined;
+          },
+          `probe pod ${name} ended`,
+          STUCK_MS,
+        );
+      expect(await exitOf("none")).toEqual({ phase: "Succeeded", exitCode: 0 });
+      expect(await exitOf("some")).toEqual({ phase: "Failed", exitCode: 1 });
+      expect(await exitOf("sleep")).toEqual({ phase: "Succeeded", exitCode: 0 });
     },
     TEST_MS,
   );
