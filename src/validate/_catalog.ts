@@ -287,15 +287,20 @@ export const VALIDATORS: readonly ValidatorEntry[] = [
   },
 ];
 
+/** The planned conformance and performance checks (isolated, not withheld), as catalog entries. */
+export function isolatedEntries(checks: readonly PlannedCheck[]): ValidatorEntry[] {
+  return checks.flatMap((c) => {
+    const e = findValidator(c.name);
+    return !c.skipped && e?.isolated ? [e] : [];
+  });
+}
+
 /**
  * The run's default --timeout for a plan: 5 minutes, and with conformance or performance checks enough
  * for each to use its own limit — the GPU-holding ones run one after another, the rest beside them.
  */
 export function defaultTimeoutMs(checks: readonly PlannedCheck[], base: number): number {
-  const entries = checks.flatMap((c) => {
-    const e = findValidator(c.name);
-    return !c.skipped && e?.isolated ? [e] : [];
-  });
+  const entries = isolatedEntries(checks);
   if (entries.length === 0) return base;
   const chain = entries.filter((e) => e.exclusive).reduce((t, e) => t + e.timeoutMs + 30_000, 0);
   const beside = Math.max(0, ...entries.filter((e) => !e.exclusive).map((e) => e.timeoutMs + 30_000));

@@ -13,8 +13,8 @@ import { stringify } from "yaml";
 import type { NewFile } from "../core/files.ts";
 import { LABEL, LABEL_VALUE } from "../core/labels.ts";
 import type { AccessCheck } from "../kube/client.ts";
-import { type CheckRule, findValidator, planChecks, VALIDATOR_CLUSTER_RULES } from "./_catalog.ts";
-import { callerChecks, type IsolatedPlan, isolatedCallerChecks } from "./jobs/_gate.ts";
+import { type CheckRule, isolatedEntries, planChecks, VALIDATOR_CLUSTER_RULES } from "./_catalog.ts";
+import { callerChecks, isolatedCallerChecks, planIsolated } from "./jobs/_gate.ts";
 import { buildCheckIdentity, type Ctx, checkJobName, validationNames } from "./jobs/_objects.ts";
 import { PHASES, type Recipe } from "./recipe.ts";
 
@@ -76,16 +76,8 @@ export function renderValidateRbac(input: RenderValidateRbacInput): { directory:
     uid: "<the run's>",
   };
   const checks = planChecks(input.recipe, { phases: [...PHASES], skip: [] });
-  const isolated = checks.flatMap((c) => {
-    const entry = findValidator(c.name);
-    return !c.skipped && entry?.isolated ? [entry] : [];
-  });
-  const plans: IsolatedPlan[] = isolated.map((entry) => ({
-    check: entry.name,
-    name: checkJobName(entry.name, input.runId),
-    clusterRules: entry.clusterRules?.(input.recipe) ?? [],
-    namespaceRules: entry.namespaceRules ?? [],
-  }));
+  const isolated = isolatedEntries(checks);
+  const plans = planIsolated(checks, input.recipe, input.runId);
   const callerRules = mergeRules([
     ...[...callerChecks(input.namespace), ...isolatedCallerChecks(plans)].map(accessRule),
     ...VALIDATOR_CLUSTER_RULES,

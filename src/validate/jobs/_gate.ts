@@ -2,7 +2,9 @@ import { bulletList } from "../../core/errors.ts";
 import type { KubeClient } from "../../kube/client.ts";
 import { type Grant, passGate, RBAC_GROUP as RBAC } from "../../kube/gate.ts";
 import type { AccessCheck, ReviewOptions } from "../../kube/reviews.ts";
-import { type CheckRule, VALIDATOR_CLUSTER_RULES } from "../_catalog.ts";
+import { type CheckRule, isolatedEntries, type PlannedCheck, VALIDATOR_CLUSTER_RULES } from "../_catalog.ts";
+import type { Recipe } from "../recipe.ts";
+import { checkJobName } from "./_objects.ts";
 
 /** What the caller itself does to run the validators: create, read back, watch, and delete the run's objects. */
 export function callerChecks(namespace: string): AccessCheck[] {
@@ -42,6 +44,16 @@ export interface IsolatedPlan {
   name: string;
   clusterRules: readonly CheckRule[];
   namespaceRules: readonly CheckRule[];
+}
+
+/** The isolated checks a run with this plan prepares, each with its names and rules. */
+export function planIsolated(checks: readonly PlannedCheck[], recipe: Recipe, runId: string): IsolatedPlan[] {
+  return isolatedEntries(checks).map((entry) => ({
+    check: entry.name,
+    name: checkJobName(entry.name, runId),
+    clusterRules: entry.clusterRules?.(recipe) ?? [],
+    namespaceRules: entry.namespaceRules ?? [],
+  }));
 }
 
 /**

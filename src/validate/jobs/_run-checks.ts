@@ -9,11 +9,17 @@ import { createAllBindingsLast, settleAll } from "../../run/create-owned.ts";
 import { ensureNamespace } from "../../run/namespace.ts";
 import { type OpenRun, withRun } from "../../run/pipeline.ts";
 import type { RunScope } from "../../run/scope.ts";
-import { findValidator, NVIDIA_SMI_CHECK, type PlannedCheck, type ValidatorEntry } from "../_catalog.ts";
+import {
+  findValidator,
+  isolatedEntries,
+  NVIDIA_SMI_CHECK,
+  type PlannedCheck,
+  type ValidatorEntry,
+} from "../_catalog.ts";
 import { buildCtrf, type CheckResult } from "../_report.ts";
 import type { Inputs, ValidateOptions } from "../options.ts";
 import { PHASES, type Phase, type Recipe } from "../recipe.ts";
-import { checkValidatorPermissions, type IsolatedPlan } from "./_gate.ts";
+import { checkValidatorPermissions, planIsolated } from "./_gate.ts";
 import {
   buildCheckIdentity,
   buildPhaseReport,
@@ -84,7 +90,7 @@ export async function runValidationJobs(
         await checkValidatorPermissions(io.client, o.namespace, {
           signal: run.signal,
           listNodes: perNode,
-          isolated: isolatedPlans(inputs, run.identity.runId),
+          isolated: planIsolated(inputs.checks, inputs.recipe, run.identity.runId),
         });
         // check-nvidia-smi's nodes are read before anything is created (a refusal leaves nothing behind).
         return perNode ? (await io.client.list<Json<V1Node>>("v1", "Node")).items : [];
@@ -103,22 +109,6 @@ export async function runValidationJobs(
     },
   );
   return run.value;
-}
-
-/** The isolated checks this run will prepare, for the gate. */
-function isolatedPlans(inputs: Inputs, runId: string): IsolatedPlan[] {
-  return inputs.checks.flatMap((c) => {
-    const entry = findValidator(c.name);
-    if (c.skipped || !entry?.isolated) return [];
-    return [
-      {
-        check: c.name,
-        name: checkJobName(c.name, runId),
-        clusterRules: entry.clusterRules?.(inputs.recipe) ?? [],
-        namespaceRules: entry.namespaceRules ?? [],
-      },
-    ];
-  });
 }
 
 /** What a later phase's checks say after a phase with a failed check (the original's words). */
@@ -157,7 +147,7 @@ async function runPhases(
     name: ctx.names.rbac,
     uid: anchor.metadata?.uid ?? "",
   };
-  const isolated = inputs.checks.filter((c) => !c.skipped && findValidator(c.name)?.isolated);
+  const isolated = isolatedEntries(inputs.checks);
   await settleAll(
     createAllBindingsLast(
       buildSupportObjects(
