@@ -24,14 +24,19 @@ export interface Descriptor {
   digest: string;
   size: number;
   platform?: Platform;
+  /** OCI 1.1: what an artifact manifest holds (an SBOM, a signature), as an index lists it. */
+  artifactType?: string;
   annotations?: Record<string, string>;
 }
 
 export interface Manifest {
   schemaVersion: 2;
   mediaType: string;
+  artifactType?: string;
   config: Descriptor;
   layers: Descriptor[];
+  /** OCI 1.1: the manifest this one describes (it is a referrer of that digest). */
+  subject?: Descriptor;
   annotations?: Record<string, string>;
 }
 
