@@ -6,6 +6,7 @@
  */
 import { buildLayer, type Layer } from "./_layer.ts";
 import { type BuiltImage, buildImage, buildLayout, type Layout } from "./_layout.ts";
+import type { Artifact } from "./_referrers.ts";
 
 export type Arch = "amd64" | "arm64";
 export const ARCHS: readonly Arch[] = ["amd64", "arm64"];
@@ -90,8 +91,15 @@ export function aicrImage(info: ImageInfo, runtime: Layer, binary: Layer): Built
   });
 }
 
-/** The layout for the images (one info per image, in the same order); docker load gets amd64, else the first. */
-export function aicrLayout(images: BuiltImage[], infos: ImageInfo[]): Layout {
+/**
+ * The layout for the images (one info per image, in the same order); docker load gets amd64, else
+ * the first. `referrers` (SBOMs, provenance, signatures of these images) travel in it too.
+ */
+export function aicrLayout(
+  images: BuiltImage[],
+  infos: ImageInfo[],
+  referrers?: readonly Artifact[],
+): Layout {
   const first = infos[0];
   if (!first || images.length !== infos.length) throw new Error("aicrLayout needs one info per image");
   for (const info of infos)
@@ -105,5 +113,6 @@ export function aicrLayout(images: BuiltImage[], infos: ImageInfo[]): Layout {
     tag: first.tag,
     annotations: annotations(first),
     dockerImage: images.find((i) => i.platform.architecture === "amd64") ?? images[0]!,
+    referrers,
   });
 }

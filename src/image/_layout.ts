@@ -1,9 +1,11 @@
 /**
  * OCI images and image layouts from layers, byte for byte reproducible: JSON with keys in a fixed
  * order (labels and annotations sorted), a fixed creation time, and one deterministic tar for the
- * archive. Pure: layers in, blobs and files out.
+ * archive. A layout also carries referrers (SBOMs, provenance, signatures: OCI 1.1 manifests with a
+ * `subject`), listed untagged after the tagged root in index.json. Pure: layers in, blobs and files out.
  */
 
+import { orderReferrers, readOciArchive } from "./_archive.ts";
 import type { Layer } from "./_layer.ts";
 import { treeEntries } from "./_layer.ts";
 import {
@@ -17,7 +19,8 @@ import {
   type Platform,
   sha256Digest,
 } from "./_oci.ts";
-import { type TarEntry, writeTar } from "./_tar.ts";
+import type { Artifact } from "./_referrers.ts";
+import { readTar, type TarEntry, writeTar } from "./_tar.ts";
 
 /** Every image says it was made at the epoch: a real timestamp would change the digest on every build. */
 export const EPOCH = "1970-01-01T00:00:00Z";
@@ -93,6 +96,8 @@ export interface LayoutSpec {
   annotations: Record<string, string>;
   /** The one image `docker load` gets through manifest.json. */
   dockerImage: BuiltImage;
+  /** Artifacts describing the index, a platform manifest or another referrer; any other subject is refused. */
+  referrers?: readonly Artifact[] | undefined;
 }
 
 export interface Layout {
@@ -104,8 +109,9 @@ export interface Layout {
 
 /**
  * An OCI image layout plus Docker's manifest.json. Several platforms go behind one image index
- * (index.json names only it, as buildx does, so tools that want one entry per tag get one); a
- * single platform is named directly.
+ * (index.json names only it as an image, as buildx does, so tools that want one entry per tag get
+ * one); a single platform is named directly. The referrers follow it in index.json, untagged, in
+ * orderReferrers' order (throws ArchiveError for a referrer whose subject is not in the layout).
  */
 export function buildLayout(spec: LayoutSpec): Layout {
   const blobs = new Map<string, Uint8Array>();
@@ -137,7 +143,21 @@ export function buildLayout(spec: LayoutSpec): Layout {
     const index = canonicalJson(body);
     top = { mediaType: MEDIA.index, digest: add(index), size: index.length, annotations: refAnnotations };
   }
-  const indexJson: Index = { schemaVersion: 2, mediaType: MEDIA.index, manifests: [top] };
+  const graph =
+    spec.images.length === 1 ? [top.digest] : [top.digest, ...spec.images.map((i) => i.descriptor.digest)];
+  const referrers = orderReferrers(
+    graph,
+    (spec.referrers ?? []).map((a) => ({ descriptor: a.descriptor, subject: a.subject.digest, artifact: a })),
+  );
+  for (const { artifact } of referrers) {
+    add(artifact.manifest);
+    for (const b of artifact.blobs) blobs.set(b.digest, b.data);
+  }
+  const indexJson: Index = {
+    schemaVersion: 2,
+    mediaType: MEDIA.index,
+    manifests: [top, ...referrers.map((r) => r.descriptor)],
+  };
   const docker = spec.dockerImage;
   // One entry only: two entries with the same RepoTags would collide in `docker load` (last one wins).
   const manifestJson = [
@@ -153,16 +173,17 @@ export function buildLayout(spec: LayoutSpec): Layout {
     { path: "manifest.json", data: canonicalJson(manifestJson) },
     ...[...blobs].map(([digest, data]) => ({ path: blobPath(digest), data })),
   ];
+  return { files: inTreeOrder(files), digest: top.digest };
+}
+
+function inTreeOrder(files: { path: string; data: Uint8Array }[]): Layout["files"] {
   const order = treeEntries(files.map((f) => ({ type: "file", path: f.path, mode: 0o644, data: f.data })));
   const byPath = new Map(files.map((f) => [f.path, f.data]));
-  return {
-    files: order.flatMap((e) => (e.type === "file" ? [{ path: e.path, data: byPath.get(e.path)! }] : [])),
-    digest: top.digest,
-  };
+  return order.flatMap((e) => (e.type === "file" ? [{ path: e.path, data: byPath.get(e.path)! }] : []));
 }
 
 /** The layout as one tar: entries in tree order, directories explicit, mtime 0. */
-export function layoutArchive(layout: Layout): Uint8Array {
+export function layoutArchive(layout: Pick<Layout, "files">): Uint8Array {
   const entries: TarEntry[] = layout.files.map((f) => ({
     type: "file",
     path: f.path,
@@ -170,4 +191,37 @@ export function layoutArchive(layout: Layout): Uint8Array {
     data: f.data,
   }));
   return writeTar(treeEntries(entries), { mtime: 0 });
+}
+
+/**
+ * The archive with `artifacts` added as referrers: their blobs in blobs/, their descriptors in
+ * index.json after the images, every referrer (old and new) in orderReferrers' order, so adding
+ * referrers later gives the bytes buildLayout gives with all of them at once. One already listed is
+ * skipped; with nothing new the archive comes back unchanged. The archive is checked first
+ * (readOciArchive; ArchiveError), and a subject not in it is an ArchiveError too.
+ */
+export function appendReferrers(archive: Uint8Array, artifacts: readonly Artifact[]): Uint8Array {
+  const oci = readOciArchive(archive);
+  const listed = new Set(oci.referrers.map((r) => r.descriptor.digest));
+  const fresh = artifacts.filter((a) => !listed.has(a.descriptor.digest));
+  if (fresh.length === 0) return archive;
+  const referrers = orderReferrers(
+    oci.manifests.map((m) => m.digest),
+    [
+      ...oci.referrers.map((r) => ({
+        descriptor: r.descriptor,
+        subject: String(r.manifest.subject?.digest),
+      })),
+      ...fresh.map((a) => ({ descriptor: a.descriptor, subject: a.subject.digest })),
+    ],
+  );
+  const files = new Map<string, Uint8Array>();
+  for (const m of readTar(archive)) if (m.type === "file") files.set(m.path.replace(/^\.\//, ""), m.data);
+  for (const a of fresh) {
+    files.set(blobPath(a.descriptor.digest), a.manifest);
+    for (const b of a.blobs) files.set(blobPath(b.digest), b.data);
+  }
+  const index: Index = { ...oci.index, manifests: [...oci.roots, ...referrers.map((r) => r.descriptor)] };
+  files.set("index.json", canonicalJson(index));
+  return layoutArchive({ files: [...files].map(([path, data]) => ({ path, data })) });
 }

@@ -7,9 +7,26 @@ import {
   type ImageInfo,
   parseInfo,
 } from "../../src/image/_aicr-image.ts";
-import { readOciArchive } from "../../src/image/_archive.ts";
-import { EPOCH, layoutArchive } from "../../src/image/_layout.ts";
-import { type ImageConfig, type Index, type Manifest, MEDIA, sha256Digest } from "../../src/image/_oci.ts";
+import { ArchiveError, readOciArchive } from "../../src/image/_archive.ts";
+import { appendReferrers, EPOCH, layoutArchive } from "../../src/image/_layout.ts";
+import {
+  canonicalJson,
+  type Descriptor,
+  type ImageConfig,
+  type Index,
+  type Manifest,
+  MEDIA,
+  sha256Digest,
+} from "../../src/image/_oci.ts";
+import {
+  ARTIFACT,
+  type Artifact,
+  buildArtifact,
+  COSIGN_SIGNATURE_ANNOTATION,
+  EMPTY_CONFIG,
+  PREDICATE_TYPE_ANNOTATION,
+  TITLE_ANNOTATION,
+} from "../../src/image/_referrers.ts";
 import { readTar } from "../../src/image/_tar.ts";
 import { fakeBinary, fakeImage, fakeInfo, fakeRuntime } from "./_fixtures.ts";
 
@@ -164,4 +181,191 @@ test("image info: encoded canonically, parsed back, malformed info refused", () 
   expect(bad({ ...info, version: 1 })).toThrow("version is not a string");
   expect(bad({ ...info, labels: { a: 1 } })).toThrow("labels");
   expect(() => parseInfo(new TextEncoder().encode("{"))).toThrow();
+});
+
+const enc = (text: string): Uint8Array => new TextEncoder().encode(text);
+const sbomOf = (subject: Descriptor, name: string): Artifact =>
+  buildArtifact({
+    artifactType: ARTIFACT.spdx,
+    subject,
+    layers: [
+      {
+        mediaType: ARTIFACT.spdx,
+        data: enc(`{"name":"${name}"}\n`),
+        annotations: { [TITLE_ANNOTATION]: name },
+      },
+    ],
+  });
+const provenanceOf = (subject: Descriptor): Artifact =>
+  buildArtifact({
+    artifactType: ARTIFACT.intoto,
+    subject,
+    layers: [{ mediaType: ARTIFACT.intoto, data: enc(`{"subject":"${subject.digest}"}\n`) }],
+    annotations: { [PREDICATE_TYPE_ANNOTATION]: "https://slsa.dev/provenance/v1" },
+  });
+const signatureOf = (subject: Descriptor): Artifact =>
+  buildArtifact({
+    artifactType: ARTIFACT.cosignSignature,
+    subject,
+    layers: [
+      {
+        mediaType: ARTIFACT.simpleSigning,
+        data: enc(`{"critical":{"image":{"docker-manifest-digest":"${subject.digest}"}}}`),
+        annotations: { [COSIGN_SIGNATURE_ANNOTATION]: "c2ln" },
+      },
+    ],
+  });
+
+/** The index, both platform manifests, an SBOM and provenance of each, a signature of the index and of one SBOM. */
+function withReferrers() {
+  const { amd, arm, layout } = multiArch();
+  const indexDescriptor: Descriptor = { mediaType: MEDIA.index, digest: layout.digest, size: 0 };
+  const plain = new Map(layout.files.map((f) => [f.path, f.data]));
+  indexDescriptor.size = plain.get(`blobs/sha256/${layout.digest.slice(7)}`)!.length;
+  const amdSbom = sbomOf(amd.image.descriptor, "amd.spdx.json");
+  const all = [
+    signatureOf(amdSbom.descriptor),
+    provenanceOf(arm.image.descriptor),
+    sbomOf(arm.image.descriptor, "arm.spdx.json"),
+    amdSbom,
+    provenanceOf(amd.image.descriptor),
+    signatureOf(indexDescriptor),
+  ];
+  return { amd, arm, indexDescriptor, all, amdSbom };
+}
+
+test("referrers: blobs in blobs/, untagged descriptors after the tagged root, ordered by subject, artifactType, digest", () => {
+  const { amd, arm, indexDescriptor, all, amdSbom } = withReferrers();
+  const layout = aicrLayout([amd.image, arm.image], [amd.info, arm.info], all);
+  const archive = layoutArchive(layout);
+  const oci = readOciArchive(archive);
+  const entries = oci.index.manifests;
+  expect(entries[0]!.annotations?.["org.opencontainers.image.ref.name"]).toBe("v1.2.3");
+  const subjectOf = (digest: string) => all.find((a) => a.descriptor.digest === digest)!.subject.digest;
+  expect(entries.slice(1).map((d) => [subjectOf(d.digest), d.artifactType])).toEqual([
+    [indexDescriptor.digest, ARTIFACT.cosignSignature],
+    [amd.image.descriptor.digest, ARTIFACT.spdx],
+    [amd.image.descriptor.digest, ARTIFACT.intoto],
+    [arm.image.descriptor.digest, ARTIFACT.spdx],
+    [arm.image.descriptor.digest, ARTIFACT.intoto],
+    [amdSbom.descriptor.digest, ARTIFACT.cosignSignature],
+  ]);
+  for (const d of entries.slice(1)) {
+    expect(d.annotations?.["org.opencontainers.image.ref.name"]).toBeUndefined();
+    expect(d).toEqual(all.find((a) => a.descriptor.digest === d.digest)!.descriptor);
+  }
+  // readOciArchive: roots are the images, referrers apart, each found by its subject
+  expect(oci.roots.map((d) => d.digest)).toEqual([layout.digest]);
+  expect(oci.images.map((i) => i.descriptor.digest)).toEqual([
+    amd.image.descriptor.digest,
+    arm.image.descriptor.digest,
+  ]);
+  expect(oci.manifests.map((d) => d.digest)).toEqual([
+    layout.digest,
+    amd.image.descriptor.digest,
+    arm.image.descriptor.digest,
+  ]);
+  expect(oci.referrers).toHaveLength(6);
+  expect(oci.referrersOf(amd.image.descriptor.digest).map((r) => r.manifest.artifactType)).toEqual([
+    ARTIFACT.spdx,
+    ARTIFACT.intoto,
+  ]);
+  expect(oci.referrersOf(amdSbom.descriptor.digest).map((r) => r.descriptor.digest)).toEqual([
+    all[0]!.descriptor.digest,
+  ]);
+  expect(oci.referrersOf("sha256:0")).toEqual([]);
+  for (const a of all) {
+    expect(oci.blob(a.descriptor.digest)).toEqual(a.manifest);
+    for (const b of a.blobs) expect(oci.blob(b.digest)).toEqual(b.data);
+  }
+  // the input order does not matter; the same inputs give the same bytes
+  const reversed = layoutArchive(
+    aicrLayout([amd.image, arm.image], [amd.info, arm.info], [...all].reverse()),
+  );
+  expect(Buffer.from(reversed).equals(Buffer.from(archive))).toBe(true);
+  // manifest.json (docker load) is what it was without referrers
+  const files = new Map(readTar(archive).map((m) => [m.path, m.data]));
+  const before = new Map(readTar(multiArch().archive).map((m) => [m.path, m.data]));
+  expect(files.get("manifest.json")).toEqual(before.get("manifest.json"));
+});
+
+test("a referrer whose subject is not in the layout is refused", () => {
+  const { amd, arm } = multiArch();
+  const stranger = sbomOf({ mediaType: MEDIA.manifest, digest: sha256Digest("elsewhere"), size: 9 }, "x");
+  expect(() => aicrLayout([amd.image, arm.image], [amd.info, arm.info], [stranger])).toThrow(
+    `describes ${sha256Digest("elsewhere")}, which is not in the layout`,
+  );
+  // single platform: the manifest is the root; referrers of it are fine, of another image not
+  const single = aicrLayout([amd.image], [amd.info], [sbomOf(amd.image.descriptor, "a")]);
+  expect(readOciArchive(layoutArchive(single)).referrersOf(amd.image.descriptor.digest)).toHaveLength(1);
+  expect(() => aicrLayout([amd.image], [amd.info], [sbomOf(arm.image.descriptor, "a")])).toThrow(
+    "not in the layout",
+  );
+});
+
+test("appendReferrers: adding later gives the bytes of building with all at once; twice adds nothing", () => {
+  const { amd, arm, all } = withReferrers();
+  const full = layoutArchive(aicrLayout([amd.image, arm.image], [amd.info, arm.info], all));
+  const partial = layoutArchive(aicrLayout([amd.image, arm.image], [amd.info, arm.info], all.slice(1, 5)));
+  const bare = layoutArchive(aicrLayout([amd.image, arm.image], [amd.info, arm.info]));
+  // the signatures added afterwards (a signature of an SBOM among them)
+  const signed = appendReferrers(partial, [all[0]!, all[5]!]);
+  expect(Buffer.from(signed).equals(Buffer.from(full))).toBe(true);
+  expect(Buffer.from(appendReferrers(bare, all)).equals(Buffer.from(full))).toBe(true);
+  // idempotent: the same referrers again, or none, leave the bytes as they are
+  expect(appendReferrers(full, all)).toBe(full);
+  expect(appendReferrers(full, [])).toBe(full);
+  // a referrer of something the archive does not hold
+  const stranger = sbomOf({ mediaType: MEDIA.manifest, digest: sha256Digest("elsewhere"), size: 9 }, "x");
+  expect(() => appendReferrers(full, [stranger])).toThrow("not in the layout");
+  // every tar entry has mtime 0 and the tree order
+  const paths = readTar(signed).map((m) => m.path);
+  expect(paths.slice(-3)).toEqual(["index.json", "manifest.json", "oci-layout"]);
+});
+
+test("readOciArchive refuses a referrer whose subject is absent, or whose blob is missing or altered", () => {
+  const { amd, arm, all } = withReferrers();
+  const archive = layoutArchive(aicrLayout([amd.image, arm.image], [amd.info, arm.info], all));
+  const files = readTar(archive).flatMap((m) => (m.type === "file" ? [{ path: m.path, data: m.data }] : []));
+  const rewrite = (
+    edit: (files: { path: string; data: Uint8Array }[]) => { path: string; data: Uint8Array }[],
+  ) => layoutArchive({ files: edit(files.map((f) => ({ ...f }))) });
+  const sbom = all[3]!;
+  const layer = sbom.blobs[1]!;
+  // the SBOM's layer missing
+  expect(() =>
+    readOciArchive(rewrite((fs) => fs.filter((f) => f.path !== `blobs/sha256/${layer.digest.slice(7)}`))),
+  ).toThrow(`layer ${layer.digest} is missing from the archive`);
+  // the SBOM's layer altered
+  expect(() =>
+    readOciArchive(
+      rewrite((fs) =>
+        fs.map((f) =>
+          f.path === `blobs/sha256/${layer.digest.slice(7)}`
+            ? { ...f, data: enc("x".repeat(layer.data.length)) }
+            : f,
+        ),
+      ),
+    ),
+  ).toThrow(`layer ${layer.digest} has digest`);
+  // index.json names a referrer whose subject is not in the archive
+  const stranger = sbomOf({ mediaType: MEDIA.manifest, digest: sha256Digest("elsewhere"), size: 9 }, "x");
+  const withStranger = rewrite((fs) => [
+    ...fs.map((f) => {
+      if (f.path !== "index.json") return f;
+      const index = json<Index>(f.data);
+      return {
+        ...f,
+        data: canonicalJson({ ...index, manifests: [...index.manifests, stranger.descriptor] }),
+      };
+    }),
+    { path: `blobs/sha256/${stranger.descriptor.digest.slice(7)}`, data: stranger.manifest },
+    ...stranger.blobs
+      .filter((b) => b.digest !== EMPTY_CONFIG.digest)
+      .map((b) => ({ path: `blobs/sha256/${b.digest.slice(7)}`, data: b.data })),
+  ]);
+  expect(() => readOciArchive(withStranger)).toThrow(ArchiveError);
+  expect(() => readOciArchive(withStranger)).toThrow(
+    `describes ${sha256Digest("elsewhere")}, which is not in the layout`,
+  );
 });

@@ -28,8 +28,11 @@ export function tagOfRefName(name: string | undefined): string | undefined {
   return TAG.test(tag) ? tag : undefined;
 }
 
-function pickRoot(index: Index, wanted: string | undefined, path: string): { root: Descriptor; tag: string } {
-  const all = index.manifests ?? [];
+function pickRoot(
+  all: Descriptor[],
+  wanted: string | undefined,
+  path: string,
+): { root: Descriptor; tag: string } {
   const tagged = all.map((d) => ({ d, tag: tagOfRefName(d.annotations?.[REF_NAME]) }));
   const names = tagged.map((t) => t.tag).filter(Boolean);
   const matching = wanted === undefined ? tagged : tagged.filter((t) => t.tag === wanted);
@@ -59,7 +62,7 @@ function pickRoot(index: Index, wanted: string | undefined, path: string): { roo
 }
 
 export function planPush(archive: OciArchive, wantedTag: string | undefined, path: string): PushPlan {
-  const { root, tag } = pickRoot(archive.index, wantedTag, path);
+  const { root, tag } = pickRoot(archive.roots, wantedTag, path);
   const blobs = new Map<string, PushPlan["blobs"][number]>();
   const manifests = new Map<string, ManifestBlob>();
   const bytesOf = (d: Descriptor, what: string): Uint8Array => {
