@@ -6,6 +6,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, verify } from "node:crypto";
 import { AicrError } from "../../core/errors.ts";
+import { signMessage } from "./_ecdsa.ts";
 
 /** Where a key came from, for messages: the flag (or variable) and the path. */
 export interface KeySource {
@@ -38,6 +39,10 @@ export class SigningKey {
   }
   get fingerprint(): string {
     return this.verification.fingerprint;
+  }
+  /** The DER ECDSA P-256 SHA-256 signature of `message`, deterministic (RFC 6979), verified before return. */
+  sign(message: Uint8Array): Uint8Array {
+    return signMessage(this.#d, message, this.verification.publicKey);
   }
   toJSON(): { fingerprint: string } {
     return { fingerprint: this.fingerprint };
