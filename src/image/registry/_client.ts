@@ -1,5 +1,5 @@
 /**
- * A registry session for one push: sends a request, and on 401 answers the challenge (Basic, or
+ * A registry session for one push (or one verify's reads): sends a request, and on 401 answers the challenge (Basic, or
  * a Bearer token for this push's scopes, cached per scope set) and sends it once more. Credentials
  * go only to the registry's own host, and over plain HTTP only to a loopback registry.
  */
@@ -21,6 +21,8 @@ export interface ClientOptions {
   credentials?: Credentials | undefined;
   /** The token scopes this push needs (pull,push on the target; pull on a mount source). */
   scopes: string[];
+  /** What the session does, for a refusal's message: push (default) or pull (aicr image verify). */
+  access?: "push" | "pull" | undefined;
   signal: AbortSignal;
   log: Logger;
 }
@@ -162,6 +164,16 @@ export class RegistryClient {
 
   private forbidden(): AicrError {
     const user = userOf(this.o.credentials);
+    if (this.o.access === "pull") {
+      return new AicrError(
+        "UNAUTHORIZED",
+        `The registry ${JSON.stringify(this.o.registry)} refused user ${JSON.stringify(user)} permission to pull from ${JSON.stringify(this.o.repository)}`,
+        {
+          remedy: `ask the registry's administrator for pull access to ${this.o.repository}, or pass --username and --password-stdin for an account that has it`,
+          context: { registry: this.o.registry, repository: this.o.repository, user },
+        },
+      );
+    }
     return new AicrError(
       "UNAUTHORIZED",
       `The registry ${JSON.stringify(this.o.registry)} refused user ${JSON.stringify(user)} permission to push to ${JSON.stringify(this.o.repository)}`,
