@@ -1,5 +1,5 @@
 import { expect, test } from "bun:test";
-import { buildPayload, isRepository, parsePayload } from "../../src/image/sign/_payload.ts";
+import { buildPayload, isRepository, parsePayload, repositoryOf } from "../../src/image/sign/_payload.ts";
 
 const DIGEST = `sha256:${"0123456789abcdef".repeat(4)}`;
 const text = (b: Uint8Array) => new TextDecoder().decode(b);
@@ -70,4 +70,23 @@ test("parsePayload is strict: the type, the digest's form, the shape — each a 
     ok: false,
     reason: "the payload is not UTF-8",
   });
+});
+
+test("repositoryOf: the name without tag or digest, normalised as go-containerregistry does", () => {
+  const cases: [string, string | undefined][] = [
+    ["ghcr.io/aicr-project/aicr:v0.1.0", "ghcr.io/aicr-project/aicr"],
+    ["ghcr.io/aicr-project/aicr", "ghcr.io/aicr-project/aicr"],
+    [`localhost:5000/aicr@${DIGEST}`, "localhost:5000/aicr"],
+    ["localhost:5000/team/aicr:latest", "localhost:5000/team/aicr"],
+    ["localhost/aicr:1", "localhost/aicr"],
+    ["aicr:v1", "index.docker.io/library/aicr"],
+    ["team/aicr:v1", "index.docker.io/team/aicr"],
+    ["docker.io/aicr", "index.docker.io/library/aicr"],
+    ["docker.io/team/aicr:v1", "index.docker.io/team/aicr"],
+    ["Registry.Example.com/a", "Registry.Example.com/a"],
+    ["ghcr.io/UPPER/aicr:v1", undefined],
+    ["", undefined],
+    [":v1", undefined],
+  ];
+  for (const [name, want] of cases) expect([name, repositoryOf(name)]).toEqual([name, want]);
 });

@@ -93,3 +93,28 @@ export function parsePayload(bytes: Uint8Array): PayloadReading {
     return { ok: false, reason: "optional is neither null nor an object" };
   return { ok: true, claim: { dockerReference: reference, digest } };
 }
+
+/**
+ * The docker-reference cosign writes for an image name (`registry/repo:tag`, `repo@sha256:…`): the
+ * repository without tag or digest, normalised as go-containerregistry's name package does (no
+ * registry → index.docker.io, a one-part Docker Hub name → library/<name>, docker.io →
+ * index.docker.io). Undefined when the name is not an image reference.
+ */
+export function repositoryOf(imageName: string): string | undefined {
+  let name = imageName.trim();
+  const at = name.indexOf("@");
+  if (at >= 0) name = name.slice(0, at);
+  const slash = name.lastIndexOf("/");
+  const colon = name.lastIndexOf(":");
+  if (colon > slash) name = name.slice(0, colon);
+  const parts = name.split("/");
+  const first = parts[0] ?? "";
+  const hasRegistry =
+    parts.length > 1 && (first.includes(".") || first.includes(":") || first === "localhost");
+  let repository: string;
+  if (!hasRegistry) repository = `index.docker.io/${parts.length === 1 ? `library/${name}` : name}`;
+  else if (first === "docker.io")
+    repository = `index.docker.io/${parts.length === 2 ? `library/${parts[1]}` : parts.slice(1).join("/")}`;
+  else repository = name;
+  return isRepository(repository) ? repository : undefined;
+}
