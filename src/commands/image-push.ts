@@ -65,9 +65,12 @@ export default defineAicrCommand({
       log: ctx.log,
     });
     const result = await pushArchive({ ...inputs, credentials, signal: ctx.signal, log: ctx.log });
-    const { uploaded, mounted, skipped } = result;
+    const { uploaded, mounted, skipped, referrers } = result;
+    const attached = referrers.count
+      ? `; ${referrers.count} referrer${referrers.count === 1 ? "" : "s"} (${referrers.via === "api" ? "referrers API" : "tag scheme"})`
+      : "";
     ctx.log.info(
-      `Pushed ${inputs.target.registry}/${inputs.target.repository}:${result.tag}: uploaded ${uploaded.blobs} blobs (${formatSize(uploaded.bytes)}), mounted ${mounted.blobs}, skipped ${skipped.blobs} already present (${formatSize(skipped.bytes)})`,
+      `Pushed ${inputs.target.registry}/${inputs.target.repository}:${result.tag}: uploaded ${uploaded.blobs} blobs (${formatSize(uploaded.bytes)}), mounted ${mounted.blobs}, skipped ${skipped.blobs} already present (${formatSize(skipped.bytes)})${attached}`,
     );
     process.stdout.write(`${result.reference}\n`);
   },

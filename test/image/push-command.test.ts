@@ -13,7 +13,12 @@ import { type Registry, startRegistry } from "../registry/registry.ts";
 
 const PASSWORD = "pw-grace-Secret-42";
 let reg: Registry;
-const archive = buildTestArchive({ tag: "v3" });
+const archive = buildTestArchive({ tag: "v3", referrers: true });
+/** The image's blobs and the referrers' (their empty config is one blob for all). */
+const uploads = new Set([
+  ...archive.blobs.keys(),
+  ...archive.referrers.flatMap((a) => a.blobs.map((b) => b.digest)),
+]).size;
 /** The archive, each run's HOME and a DOCKER_CONFIG; removed with the suite. */
 let work: string;
 let tar: string;
@@ -68,7 +73,8 @@ describe("aicr image push", () => {
     );
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${reg.host}/cmd/aicr@${archive.digest}\n`);
-    expect(r.stderr).toContain(`Pushed ${reg.host}/cmd/aicr:v3: uploaded ${archive.blobs.size} blobs`);
+    expect(r.stderr).toContain(`Pushed ${reg.host}/cmd/aicr:v3: uploaded ${uploads} blobs`);
+    expect(r.stderr).toContain("already present (0 B); 7 referrers (tag scheme)\n");
     expect(r.stderr).not.toContain(PASSWORD);
     expect(r.stderr).not.toContain(Buffer.from(`grace:${PASSWORD}`).toString("base64"));
 
@@ -79,9 +85,8 @@ describe("aicr image push", () => {
       },
     );
     expect(again.code).toBe(0);
-    expect(again.stderr).toContain(
-      `uploaded 0 blobs (0 B), mounted 0, skipped ${archive.blobs.size} already present`,
-    );
+    expect(again.stderr).toContain(`uploaded 0 blobs (0 B), mounted 0, skipped ${uploads} already present`);
+    expect(again.stderr).toContain("; 7 referrers (tag scheme)\n");
   }, 60_000);
 
   test("credentials from $DOCKER_CONFIG", async () => {

@@ -47,8 +47,9 @@ async function skopeo(args: string[]): Promise<string> {
 }
 
 describe("skopeo interop", () => {
-  test("after skopeo copied the archive, our push of it uploads nothing", async () => {
-    const archive = buildTestArchive({ tag: "v1" });
+  test("after skopeo copied the archive's image (by its tag: index.json lists referrers too), our push uploads only the referrers' blobs", async () => {
+    const archive = buildTestArchive({ tag: "v1", referrers: true });
+    const referrerBlobs = new Set(archive.referrers.flatMap((a) => a.blobs.map((b) => b.digest)));
     const path = writeArchive(archive, home);
     await skopeo([
       "copy",
@@ -58,16 +59,17 @@ describe("skopeo interop", () => {
       certDir,
       "--dest-creds",
       `${USER}:${PASSWORD}`,
-      `oci-archive:${path}`,
+      `oci-archive:${path}:v1`,
       `docker://${reg.host}/sk/aicr:v1`,
     ]);
     const { result } = await pushTo(`${reg.host}/sk/aicr`, archive, {
       ca: reg.caPem,
       credentials: basic(USER, PASSWORD),
     });
-    expect(result.uploaded).toEqual({ blobs: 0, bytes: 0 });
+    expect(result.uploaded.blobs).toBe(referrerBlobs.size);
     expect(result.skipped.blobs).toBe(archive.blobs.size);
     expect(result.manifests).toEqual({ put: 1, skipped: 2 });
+    expect(result.referrers).toMatchObject({ count: 7, put: 7, via: "tag-scheme" });
   }, 120_000);
 
   test("what our push stored, skopeo reads back with the archive's digest", async () => {

@@ -37,6 +37,7 @@ describe("push to a TLS registry with basic auth", () => {
       skipped: { blobs: 0, bytes: 0 },
       mounted: { blobs: 0, bytes: 0 },
       manifests: { put: 3, skipped: 0 },
+      referrers: { count: 0, put: 0, skipped: 0, via: undefined, tags: { referrers: 0, signatures: 0 } },
     });
     const byTag = await readBack(reg.url, "team/aicr", "v1", auth());
     expect(byTag.digest).toBe(archive.digest);

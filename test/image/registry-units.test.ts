@@ -4,11 +4,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { AicrError } from "../../src/core/errors.ts";
 import { readOciArchive } from "../../src/image/_archive.ts";
-import { MEDIA } from "../../src/image/_oci.ts";
+import { canonicalJson, type Descriptor, MEDIA, sha256Digest } from "../../src/image/_oci.ts";
+import { ARTIFACT, COSIGN_SIGNATURE_ANNOTATION } from "../../src/image/_referrers.ts";
 import { mergeScopes, parseChallenge } from "../../src/image/registry/_challenge.ts";
 import { transportError } from "../../src/image/registry/_errors.ts";
 import { planPush, tagOfRefName } from "../../src/image/registry/_plan.ts";
 import { isLoopback, parseMountFrom, parsePushTarget } from "../../src/image/registry/_reference.ts";
+import { mergeCosignSignatures, mergeReferrersIndex } from "../../src/image/registry/_referrer-tags.ts";
 import { resolvePushInputs, trimPassword } from "../../src/image/registry/options.ts";
 import { buildTestArchive } from "../registry/archive.ts";
 import { writeArchive } from "../registry/helpers.ts";
@@ -154,6 +156,91 @@ describe("push plan", () => {
     const plan = planPush(readOciArchive(a.bytes), "other", "a.tar");
     expect(plan).toMatchObject({ tag: "other", root: { digest: a.digest, mediaType: MEDIA.manifest } });
     expect(plan.manifests).toHaveLength(1);
+  });
+});
+
+describe("push plan: referrers", () => {
+  test("after the root, the referrers of the pushed manifests in the layout's order, their blobs with the image's", () => {
+    const a = buildTestArchive({ tag: "v1", referrers: true });
+    const oci = readOciArchive(a.bytes);
+    const plan = planPush(oci, undefined, "a.tar");
+    // pickRoot looks at the images only: index.json also lists 7 referrers
+    expect(oci.index.manifests).toHaveLength(8);
+    expect(plan.root.digest).toBe(a.digest);
+    expect(plan.referrers.map((r) => r.manifest.digest)).toEqual(
+      oci.referrers.map((r) => r.descriptor.digest),
+    );
+    expect(plan.referrers.map((r) => r.subject)[0]).toBe(a.digest);
+    for (const r of plan.referrers) {
+      const artifact = a.referrers.find((x) => x.descriptor.digest === r.manifest.digest)!;
+      expect(r.manifest.bytes).toEqual(artifact.manifest);
+      expect(r.descriptor).toEqual(artifact.descriptor);
+      expect(r.signatures).toEqual(
+        artifact.descriptor.artifactType === ARTIFACT.cosignSignature
+          ? [JSON.parse(new TextDecoder().decode(artifact.manifest)).layers[0]]
+          : [],
+      );
+      for (const b of artifact.blobs) expect(plan.blobs.some((p) => p.digest === b.digest)).toBe(true);
+    }
+    expect(plan.blobs).toHaveLength(new Set(plan.blobs.map((b) => b.digest)).size);
+  });
+});
+
+describe("referrer tags", () => {
+  const layer = (data: string, signature: string) => ({
+    mediaType: ARTIFACT.simpleSigning,
+    digest: sha256Digest(data),
+    size: data.length,
+    annotations: { [COSIGN_SIGNATURE_ANNOTATION]: signature },
+  });
+
+  test("cosign's .sig manifest and config, byte for byte as cosign (go-containerregistry) writes them", () => {
+    // cosign's empty signature image with the two layers appended, as go-containerregistry v0.22.1 marshals it
+    const first = mergeCosignSignatures(undefined, [layer('{"a":1}', "c2ln")], "t", "r")!;
+    const second = mergeCosignSignatures(
+      first.manifest,
+      [{ ...layer('{"b":2}', "c2ln2"), annotations: { z: "1", [COSIGN_SIGNATURE_ANNOTATION]: "c2ln2" } }],
+      "t",
+      "r",
+    )!;
+    expect(new TextDecoder().decode(second.config)).toBe(
+      '{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"},{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":["sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862","sha256:0ab1a6d394cd30195f0642b67ae1180c375ffadf5dd7f39c390668b5fdb6da93"]},"config":{}}',
+    );
+    expect(new TextDecoder().decode(second.manifest)).toBe(
+      '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","size":342,"digest":"sha256:1dee122c0226a5eb91ed4ab7a6e1f41870180f7b7cff34d61cea40ce8e910869"},"layers":[{"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","size":7,"digest":"sha256:015abd7f5cc57a2dd94b7590f04ad8084273905ee33ec5cebeae62276a97f862","annotations":{"dev.cosignproject.cosign/signature":"c2ln"}},{"mediaType":"application/vnd.dev.cosign.simplesigning.v1+json","size":7,"digest":"sha256:0ab1a6d394cd30195f0642b67ae1180c375ffadf5dd7f39c390668b5fdb6da93","annotations":{"dev.cosignproject.cosign/signature":"c2ln2","z":"1"}}]}',
+    );
+    // the same signature again adds nothing; the same payload signed by another key is another signature
+    expect(mergeCosignSignatures(second.manifest, [layer('{"a":1}', "c2ln")], "t", "r")).toBeUndefined();
+    const third = mergeCosignSignatures(second.manifest, [layer('{"a":1}', "b3RoZXI=")], "t", "r")!;
+    expect(JSON.parse(new TextDecoder().decode(third.manifest)).layers).toHaveLength(3);
+  });
+
+  test("the tag-scheme index: what is listed stays, what is missing is appended once, nothing missing → no write", () => {
+    const d = (n: string): Descriptor => ({
+      mediaType: MEDIA.manifest,
+      digest: sha256Digest(n),
+      size: 1,
+      artifactType: "x/y",
+    });
+    const fresh = mergeReferrersIndex(undefined, [d("a"), d("a"), d("b")], "t", "r")!;
+    expect(JSON.parse(new TextDecoder().decode(fresh))).toEqual({
+      schemaVersion: 2,
+      mediaType: MEDIA.index,
+      manifests: [d("a"), d("b")],
+    });
+    expect(mergeReferrersIndex(fresh, [d("b"), d("a")], "t", "r")).toBeUndefined();
+    const more = mergeReferrersIndex(fresh, [d("c"), d("a")], "t", "r")!;
+    expect(JSON.parse(new TextDecoder().decode(more)).manifests).toEqual([d("a"), d("b"), d("c")]);
+    const image = canonicalJson({ schemaVersion: 2, mediaType: MEDIA.manifest, config: {}, layers: [] });
+    const err = thrown(() => mergeReferrersIndex(image, [d("a")], "sha256-ab", "r.example"));
+    expect(err.code).toBe("CONFLICT");
+    expect(err.message).toBe(
+      'The tag sha256-ab on "r.example" holds a manifest that is not an OCI image index',
+    );
+    expect(err.remedy).toContain("delete it");
+    expect(thrown(() => mergeReferrersIndex(new TextEncoder().encode("{"), [], "t", "r")).message).toContain(
+      "not JSON",
+    );
   });
 });
 

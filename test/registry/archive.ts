@@ -1,9 +1,12 @@
 /**
  * Small OCI archives for the push tests, made with the project's own tar writer and OCI vocabulary:
  * a two-platform index (nested behind index.json, as `aicr image build` and buildx write it) or a
- * single manifest named directly. Layer bytes are random, so every archive's blobs are new to a
- * registry unless a test pushes the same archive twice.
+ * single manifest named directly, optionally with referrers (an SBOM and a provenance statement of
+ * each platform manifest, a signature of the root and of each platform manifest). Layer bytes are
+ * random, so every archive's blobs are new to a registry unless a test pushes the same archive twice.
  */
+
+import { appendReferrers } from "../../src/image/_layout.ts";
 import {
   canonicalJson,
   type Descriptor,
@@ -12,6 +15,14 @@ import {
   MEDIA,
   sha256Digest,
 } from "../../src/image/_oci.ts";
+import {
+  ARTIFACT,
+  type Artifact,
+  buildArtifact,
+  COSIGN_SIGNATURE_ANNOTATION,
+  PREDICATE_TYPE_ANNOTATION,
+  TITLE_ANNOTATION,
+} from "../../src/image/_referrers.ts";
 import { type TarEntry, writeTar } from "../../src/image/_tar.ts";
 
 export interface TestArchive {
@@ -21,8 +32,10 @@ export interface TestArchive {
   digest: string;
   rootMediaType: string;
   manifests: { digest: string; bytes: Uint8Array; mediaType: string }[];
-  /** Layers and configs, digest → bytes. */
+  /** Layers and configs, digest → bytes (not the referrers'). */
   blobs: Map<string, Uint8Array>;
+  /** The referrers in the archive (none unless asked). */
+  referrers: Artifact[];
 }
 
 export interface ArchiveOptions {
@@ -30,6 +43,8 @@ export interface ArchiveOptions {
   /** Uncompressed size of the layer that exceeds the test chunk size (default 300 KiB). */
   bigLayerBytes?: number;
   platforms?: 1 | 2;
+  /** Add SBOMs, provenance and signatures as referrers. */
+  referrers?: boolean;
 }
 
 const random = (n: number): Uint8Array => {
@@ -105,12 +120,70 @@ export function buildTestArchive(o: ArchiveOptions = {}): TestArchive {
       ([d, data]): TarEntry => ({ type: "file", path: `blobs/sha256/${d.slice(7)}`, mode: 0o644, data }),
     ),
   ];
+  const referrers = o.referrers ? referrersFor(top, descriptors) : [];
+  const bytes = writeTar(entries);
   return {
-    bytes: writeTar(entries),
+    bytes: referrers.length ? appendReferrers(bytes, referrers) : bytes,
     tag,
     digest: top.digest,
     rootMediaType: top.mediaType,
     manifests,
     blobs,
+    referrers,
   };
+}
+
+const text = (value: string): Uint8Array => new TextEncoder().encode(value);
+
+/** A signature referrer of `subject` (the signature bytes are random: nothing here verifies them). */
+export function testSignature(subject: Descriptor): Artifact {
+  const payload = {
+    critical: {
+      identity: { "docker-reference": "registry.example/test" },
+      image: { "docker-manifest-digest": subject.digest },
+      type: "cosign container image signature",
+    },
+    optional: null,
+  };
+  return buildArtifact({
+    artifactType: ARTIFACT.cosignSignature,
+    subject,
+    layers: [
+      {
+        mediaType: ARTIFACT.simpleSigning,
+        data: text(JSON.stringify(payload)),
+        annotations: { [COSIGN_SIGNATURE_ANNOTATION]: Buffer.from(random(70)).toString("base64") },
+      },
+    ],
+  });
+}
+
+function referrersFor(root: Descriptor, platforms: Descriptor[]): Artifact[] {
+  const out = [testSignature(root)];
+  for (const p of platforms) {
+    const arch = p.platform?.architecture ?? "unknown";
+    out.push(
+      buildArtifact({
+        artifactType: ARTIFACT.spdx,
+        subject: p,
+        layers: [
+          {
+            mediaType: ARTIFACT.spdx,
+            data: text(
+              `${JSON.stringify({ spdxVersion: "SPDX-2.3", name: `test-${arch}`, id: Math.random() })}\n`,
+            ),
+            annotations: { [TITLE_ANNOTATION]: `test-${arch}.spdx.json` },
+          },
+        ],
+      }),
+      buildArtifact({
+        artifactType: ARTIFACT.intoto,
+        subject: p,
+        layers: [{ mediaType: ARTIFACT.intoto, data: text(`{"subject":"${p.digest}"}\n`) }],
+        annotations: { [PREDICATE_TYPE_ANNOTATION]: "https://slsa.dev/provenance/v1" },
+      }),
+    );
+    if (platforms.length > 1) out.push(testSignature(p));
+  }
+  return out;
 }

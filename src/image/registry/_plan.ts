@@ -1,12 +1,26 @@
 /**
  * What a push of an archive sends, in the order the registry accepts it: every blob (layers, then
- * config, once each), then the manifests children first, the root (the one tagged) last. Pure.
+ * config, once each; the referrers' too), then the manifests children first, the root (the one
+ * tagged) last, then the referrers of the pushed manifests (and of those referrers), in the
+ * layout's order. Pure.
  */
 import { AicrError } from "../../core/errors.ts";
-import type { OciArchive } from "../_archive.ts";
+import { type OciArchive, orderReferrers } from "../_archive.ts";
 import { type Descriptor, type Index, isIndexMedia, isManifestMedia, type Manifest } from "../_oci.ts";
+import { ARTIFACT } from "../_referrers.ts";
 import type { ManifestBlob } from "./_manifests.ts";
 import { TAG } from "./_reference.ts";
+import { referrerDescriptor } from "./_referrer-tags.ts";
+
+export interface PlannedReferrer {
+  manifest: ManifestBlob;
+  /** The digest of the manifest it describes. */
+  subject: string;
+  /** As a referrers list names it (artifactType, annotations). */
+  descriptor: Descriptor;
+  /** A cosign signature's simple-signing layers (each with its signature annotation); else none. */
+  signatures: Descriptor[];
+}
 
 export interface PushPlan {
   tag: string;
@@ -14,6 +28,8 @@ export interface PushPlan {
   /** Children before parents; the last one is the root the tag points at. */
   manifests: ManifestBlob[];
   root: ManifestBlob;
+  /** Pushed by digest after the root: subjects before their referrers. */
+  referrers: PlannedReferrer[];
 }
 
 const REF_NAME = "org.opencontainers.image.ref.name";
@@ -79,6 +95,12 @@ export function planPush(archive: OciArchive, wantedTag: string | undefined, pat
     }
     return bytes;
   };
+  const addBlobs = (m: Manifest): void => {
+    for (const l of [...(m.layers ?? []), m.config]) {
+      if (!blobs.has(l.digest))
+        blobs.set(l.digest, { digest: l.digest, size: l.size, bytes: bytesOf(l, "blob") });
+    }
+  };
   const visit = (d: Descriptor): void => {
     if (manifests.has(d.digest)) return;
     const bytes = bytesOf(d, "artifact");
@@ -86,15 +108,43 @@ export function planPush(archive: OciArchive, wantedTag: string | undefined, pat
       const child = JSON.parse(new TextDecoder().decode(bytes)) as Index;
       for (const c of child.manifests ?? []) visit(c);
     } else if (isManifestMedia(d.mediaType)) {
-      const m = JSON.parse(new TextDecoder().decode(bytes)) as Manifest;
-      for (const l of [...(m.layers ?? []), m.config]) {
-        if (!blobs.has(l.digest))
-          blobs.set(l.digest, { digest: l.digest, size: l.size, bytes: bytesOf(l, "blob") });
-      }
+      addBlobs(JSON.parse(new TextDecoder().decode(bytes)) as Manifest);
     }
     manifests.set(d.digest, { digest: d.digest, mediaType: d.mediaType, bytes });
   };
   visit(root);
   const list = [...manifests.values()];
-  return { tag, blobs: [...blobs.values()], manifests: list, root: list[list.length - 1]! };
+  const referrers = referrersOf(
+    archive,
+    archive.manifests.map((d) => d.digest).filter((d) => manifests.has(d)),
+  ).map((r): PlannedReferrer => {
+    addBlobs(r.manifest);
+    const bytes = bytesOf(r.descriptor, "referrer");
+    return {
+      manifest: { digest: r.descriptor.digest, mediaType: r.descriptor.mediaType, bytes },
+      subject: r.subject,
+      descriptor: referrerDescriptor(r.descriptor.digest, bytes.length, r.manifest),
+      signatures:
+        r.manifest.artifactType === ARTIFACT.cosignSignature
+          ? r.manifest.layers.filter((l) => l.mediaType === ARTIFACT.simpleSigning)
+          : [],
+    };
+  });
+  return { tag, blobs: [...blobs.values()], manifests: list, root: list[list.length - 1]!, referrers };
+}
+
+/** The archive's referrers of the pushed manifests, and of those referrers, in the layout's order. */
+function referrersOf(archive: OciArchive, pushed: string[]) {
+  const reached = new Set(pushed);
+  const entries = archive.referrers.map((r) => ({ ...r, subject: String(r.manifest.subject?.digest) }));
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const e of entries)
+      if (reached.has(e.subject) && !reached.has(e.descriptor.digest))
+        grew = Boolean(reached.add(e.descriptor.digest));
+  }
+  return orderReferrers(
+    pushed,
+    entries.filter((e) => reached.has(e.subject)),
+  );
 }

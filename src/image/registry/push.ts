@@ -2,7 +2,7 @@
  * pushArchive: an OCI archive onto a registry over the distribution API. Blobs first (each checked
  * with HEAD, so a second push uploads nothing and an interrupted push resumes at blob granularity),
  * then the platform manifests by digest (skipped when present), then the root by tag (always, so
- * the tag moves).
+ * the tag moves), then the referrers (SBOMs, provenance, signatures; _push-referrers.ts).
  */
 import { AicrError } from "../../core/errors.ts";
 import type { Logger } from "../../core/log.ts";
@@ -13,6 +13,7 @@ import { httpError, protocolError } from "./_errors.ts";
 import { drain } from "./_http.ts";
 import { manifestExists, putManifest } from "./_manifests.ts";
 import { planPush } from "./_plan.ts";
+import { pushReferrers, type ReferrersTally } from "./_push-referrers.ts";
 import type { PushTarget } from "./_reference.ts";
 import { DEFAULT_RETRY, type RetryPolicy, withRetries } from "./_retry.ts";
 import type { Credentials } from "./credentials.ts";
@@ -52,6 +53,7 @@ export interface PushResult {
   skipped: Tally;
   mounted: Tally;
   manifests: { put: number; skipped: number };
+  referrers: ReferrersTally;
 }
 
 export const DEFAULT_CHUNK_SIZE = 8 * 1024 * 1024;
@@ -138,7 +140,7 @@ export async function pushArchive(o: PushOptions): Promise<PushResult> {
     chunkSize: o.chunkSize ?? DEFAULT_CHUNK_SIZE,
   };
   log.info(
-    `Pushing ${plan.blobs.length} blobs and ${plan.manifests.length} manifests to ${target.registry}/${target.repository}:${plan.tag}`,
+    `Pushing ${plan.blobs.length} blobs, ${plan.manifests.length} manifests and ${plan.referrers.length} referrers to ${target.registry}/${target.repository}:${plan.tag}`,
   );
   await pool(plan.blobs, o.concurrency ?? 3, async (b) => {
     const outcome = await step(`Blob ${b.digest}`, () => ensureBlob(blobTarget, b.digest, b.bytes));
@@ -164,7 +166,8 @@ export async function pushArchive(o: PushOptions): Promise<PushResult> {
       manifests.put++;
     });
   }
+  const referrers = await pushReferrers({ mt, blobs: blobTarget, referrers: plan.referrers, step, log });
   const reference = `${target.registry}/${target.repository}@${plan.root.digest}`;
   log.debug("push complete", { reference, tag: plan.tag });
-  return { reference, tag: plan.tag, digest: plan.root.digest, ...tally, manifests };
+  return { reference, tag: plan.tag, digest: plan.root.digest, ...tally, manifests, referrers };
 }

@@ -1,0 +1,258 @@
+/**
+ * Referrers (SBOMs, provenance, signatures) pushed with the image: to Debian's docker-registry 2.8,
+ * which has no referrers API (the OCI referrers tag scheme, and cosign's legacy .sig tags), and to
+ * a registry with the API (the in-memory one of test/registry, over HTTP). What each stores, what
+ * listReferrers reads back, merging with what the tags already hold, and that a second push writes
+ * nothing but the tag.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { createLogger } from "../../src/core/log.ts";
+import { readOciArchive } from "../../src/image/_archive.ts";
+import {
+  canonicalJson,
+  type Descriptor,
+  type Index,
+  type Manifest,
+  MEDIA,
+  sha256Digest,
+} from "../../src/image/_oci.ts";
+import {
+  ARTIFACT,
+  type Artifact,
+  COSIGN_SIGNATURE_ANNOTATION,
+  referrersTag,
+} from "../../src/image/_referrers.ts";
+import { RegistryClient } from "../../src/image/registry/_client.ts";
+import { listReferrers } from "../../src/image/registry/_referrers.ts";
+import { buildTestArchive, type TestArchive, testSignature } from "../registry/archive.ts";
+import { basic, basicAuth, blobDigest, pushTo, readBack } from "../registry/helpers.ts";
+import { type CountingProxy, startProxy } from "../registry/proxy.ts";
+import { type FakeRegistry, startReferrersRegistry } from "../registry/referrers-registry.ts";
+import { type Registry, startRegistry } from "../registry/registry.ts";
+
+const USER = "dave";
+const PASSWORD = "pw-dave";
+const creds = basic(USER, PASSWORD);
+const auth = { auth: basicAuth(USER, PASSWORD) };
+let reg: Registry;
+let proxy: CountingProxy | undefined;
+let fake: FakeRegistry | undefined;
+
+beforeAll(async () => {
+  reg = await startRegistry({ htpasswd: { user: USER, password: PASSWORD } });
+}, 60_000);
+afterAll(() => reg?.stop(), 30_000);
+afterEach(() => {
+  proxy?.stop();
+  fake?.stop();
+});
+
+const json = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
+const subjectOf = (a: Artifact): string => a.subject.digest;
+
+/** The referrers of `digest` in the archive, as a referrers list names them. */
+const listed = (archive: TestArchive, digest: string): Descriptor[] =>
+  readOciArchive(archive.bytes)
+    .referrersOf(digest)
+    .map((r) => r.descriptor);
+
+function client(host: string, repository: string, credentials = creds): RegistryClient {
+  return new RegistryClient({
+    registry: host,
+    apiHost: host,
+    repository,
+    plainHttp: true,
+    credentials,
+    scopes: [`repository:${repository}:pull`],
+    signal: new AbortController().signal,
+    log: createLogger({ write: () => undefined }),
+  });
+}
+
+describe("a registry without the referrers API (docker-registry 2.8): the tag scheme", () => {
+  const archive = buildTestArchive({ tag: "v1", referrers: true });
+  const subjects = [
+    archive.digest,
+    ...archive.manifests.filter((m) => m.mediaType === MEDIA.manifest).map((m) => m.digest),
+  ];
+
+  test("every referrer by digest, each subject's sha256-<hex> index, cosign's .sig tags", async () => {
+    const { result, log } = await pushTo(`${reg.host}/ref/aicr`, archive, {
+      plainHttp: true,
+      credentials: creds,
+    });
+    expect(result.referrers).toEqual({
+      count: 7,
+      put: 7,
+      skipped: 0,
+      via: "tag-scheme",
+      tags: { referrers: 3, signatures: 3 },
+    });
+    expect(log.some((l) => l.includes("and 7 referrers"))).toBe(true);
+    for (const a of archive.referrers) {
+      expect((await readBack(reg.url, "ref/aicr", a.descriptor.digest, auth)).bytes).toEqual(a.manifest);
+      for (const b of a.blobs) expect(await blobDigest(reg.url, "ref/aicr", b.digest, auth)).toBe(b.digest);
+    }
+    for (const subject of subjects) {
+      const index = await readBack(reg.url, "ref/aicr", referrersTag(subject), auth);
+      expect(index.mediaType).toBe(MEDIA.index);
+      const body = json<Index>(index.bytes);
+      expect(body.mediaType).toBe(MEDIA.index);
+      expect(body.manifests).toEqual(listed(archive, subject));
+      // what verify reads: the same list through listReferrers
+      expect(await listReferrers(client(reg.host, "ref/aicr"), "ref/aicr", subject)).toEqual({
+        via: "tag-scheme",
+        manifests: listed(archive, subject),
+      });
+    }
+    expect(await listReferrers(client(reg.host, "ref/aicr"), "ref/aicr", sha256Digest("none"))).toEqual({
+      via: "tag-scheme",
+      manifests: [],
+    });
+  }, 60_000);
+
+  test("the .sig tag: cosign's form — simple-signing layers with their signatures, diff_ids = their digests", async () => {
+    for (const subject of subjects) {
+      const sig = archive.referrers.find(
+        (a) => subjectOf(a) === subject && a.descriptor.artifactType === ARTIFACT.cosignSignature,
+      )!;
+      const layer = json<Manifest>(sig.manifest).layers[0]!;
+      const back = await readBack(reg.url, "ref/aicr", `${referrersTag(subject)}.sig`, auth);
+      const manifest = json<Manifest>(back.bytes);
+      expect(manifest.mediaType).toBe(MEDIA.manifest);
+      expect(manifest.layers).toEqual([
+        {
+          mediaType: ARTIFACT.simpleSigning,
+          size: layer.size,
+          digest: layer.digest,
+          annotations: layer.annotations,
+        },
+      ]);
+      expect(Object.keys(manifest.layers[0]!)).toEqual(["mediaType", "size", "digest", "annotations"]);
+      expect(manifest.layers[0]!.annotations?.[COSIGN_SIGNATURE_ANNOTATION]).toBeTruthy();
+      expect(manifest.config.mediaType).toBe(MEDIA.config);
+      const config = await fetch(`${reg.url}/v2/ref/aicr/blobs/${manifest.config.digest}`, {
+        headers: { authorization: auth.auth },
+      });
+      expect(await config.text()).toBe(
+        `{"architecture":"","created":"0001-01-01T00:00:00Z","history":[{"created":"0001-01-01T00:00:00Z"}],"os":"","rootfs":{"type":"layers","diff_ids":["${layer.digest}"]},"config":{}}`,
+      );
+    }
+  }, 60_000);
+
+  test("a second push writes nothing but the tag", async () => {
+    proxy = startProxy({ upstream: reg.url });
+    const { result, log } = await pushTo(`${proxy.host}/ref/aicr`, archive, {
+      plainHttp: true,
+      credentials: creds,
+    });
+    expect(proxy.writes()).toEqual([{ method: "PUT", path: "/v2/ref/aicr/manifests/v1" }]);
+    expect(result.referrers).toEqual({
+      count: 7,
+      put: 0,
+      skipped: 7,
+      via: "tag-scheme",
+      tags: { referrers: 0, signatures: 0 },
+    });
+    expect(log.some((l) => l.includes("and 7 referrers"))).toBe(true);
+  }, 60_000);
+
+  test("what the tags already hold is kept: another tool's referrer, another key's signature", async () => {
+    const single = buildTestArchive({ tag: "v2", platforms: 1, referrers: true });
+    const repo = "ref/merge";
+    // first an unrelated referrer in the tag index and another signature under .sig, as other tools leave them
+    // (distribution checks that an index's manifests exist: the other tool's referrer is a real manifest)
+    const seed = buildTestArchive({ tag: "seed", platforms: 1 });
+    await pushTo(`${reg.host}/${repo}`, seed, { plainHttp: true, credentials: creds });
+    const other: Descriptor = {
+      mediaType: MEDIA.manifest,
+      digest: seed.digest,
+      size: seed.manifests[0]!.bytes.length,
+      artifactType: "application/vnd.example+json",
+    };
+    const theirIndex = canonicalJson({ schemaVersion: 2, mediaType: MEDIA.index, manifests: [other] });
+    const theirSig = testSignature({ mediaType: MEDIA.manifest, digest: single.digest, size: 1 });
+    const theirLayer = json<Manifest>(theirSig.manifest).layers[0]!;
+    const put = async (ref: string, type: string, bytes: Uint8Array) => {
+      const res = await fetch(`${reg.url}/v2/${repo}/manifests/${ref}`, {
+        method: "PUT",
+        headers: { "content-type": type, authorization: auth.auth },
+        body: bytes,
+      });
+      expect(res.status).toBe(201);
+    };
+    const upload = async (data: Uint8Array) => {
+      const start = await fetch(`${reg.url}/v2/${repo}/blobs/uploads/`, {
+        method: "POST",
+        headers: { authorization: auth.auth },
+      });
+      const at = new URL(start.headers.get("location")!, reg.url);
+      at.searchParams.set("digest", sha256Digest(data));
+      const res = await fetch(at, { method: "PUT", headers: { authorization: auth.auth }, body: data });
+      expect(res.status).toBe(201);
+    };
+    for (const b of theirSig.blobs) await upload(b.data);
+    const theirConfig = canonicalJson({
+      architecture: "",
+      os: "",
+      rootfs: { type: "layers", diff_ids: [theirLayer.digest] },
+      config: {},
+    });
+    await upload(theirConfig);
+    const theirSigManifest = canonicalJson({
+      schemaVersion: 2,
+      mediaType: MEDIA.manifest,
+      config: { mediaType: MEDIA.config, size: theirConfig.length, digest: sha256Digest(theirConfig) },
+      layers: [theirLayer],
+    });
+    await put(referrersTag(single.digest), MEDIA.index, theirIndex);
+    await put(`${referrersTag(single.digest)}.sig`, MEDIA.manifest, theirSigManifest);
+
+    const { result } = await pushTo(`${reg.host}/${repo}`, single, { plainHttp: true, credentials: creds });
+    expect(result.referrers.tags).toEqual({ referrers: 1, signatures: 1 });
+    const index = json<Index>((await readBack(reg.url, repo, referrersTag(single.digest), auth)).bytes);
+    expect(index.manifests).toEqual([other, ...listed(single, single.digest)]);
+    const sig = json<Manifest>(
+      (await readBack(reg.url, repo, `${referrersTag(single.digest)}.sig`, auth)).bytes,
+    );
+    const ours = json<Manifest>(
+      single.referrers.find((a) => a.descriptor.artifactType === ARTIFACT.cosignSignature)!.manifest,
+    ).layers[0]!;
+    expect(sig.layers.map((l) => l.annotations?.[COSIGN_SIGNATURE_ANNOTATION])).toEqual([
+      theirLayer.annotations?.[COSIGN_SIGNATURE_ANNOTATION],
+      ours.annotations?.[COSIGN_SIGNATURE_ANNOTATION],
+    ]);
+    // and again: nothing to add
+    const again = await pushTo(`${reg.host}/${repo}`, single, { plainHttp: true, credentials: creds });
+    expect(again.result.referrers.tags).toEqual({ referrers: 0, signatures: 0 });
+  }, 60_000);
+});
+
+describe("a registry with the referrers API", () => {
+  const archive = buildTestArchive({ tag: "v1", referrers: true });
+
+  for (const subjectHeader of [true, false]) {
+    test(`it lists them itself: no tag-scheme index, only cosign's .sig tags (OCI-Subject ${subjectHeader ? "sent" : "not sent: the endpoint is asked"})`, async () => {
+      fake = startReferrersRegistry({ subjectHeader });
+      const { result, log } = await pushTo(`${fake.host}/api/aicr`, archive, { plainHttp: true });
+      expect(result.referrers).toEqual({
+        count: 7,
+        put: 7,
+        skipped: 0,
+        via: "api",
+        tags: { referrers: 0, signatures: 3 },
+      });
+      expect(log.some((l) => l.includes("and 7 referrers"))).toBe(true);
+      const tagPuts = fake.writes().filter((w) => /manifests\/sha256-/.test(w));
+      expect(tagPuts).toHaveLength(3);
+      for (const w of tagPuts) expect(w).toEndWith(".sig");
+      const root = await listReferrers(client(fake.host, "api/aicr", undefined), "api/aicr", archive.digest);
+      expect(root).toEqual({ via: "api", manifests: listed(archive, archive.digest) });
+
+      fake.seen.length = 0;
+      const again = await pushTo(`${fake.host}/api/aicr`, archive, { plainHttp: true });
+      expect(fake.writes()).toEqual(["PUT /v2/api/aicr/manifests/v1"]);
+      expect(again.result.referrers).toMatchObject({ put: 0, skipped: 7, via: "api" });
+    }, 30_000);
+  }
+});
