@@ -6,6 +6,7 @@
  */
 import { createHash, createPrivateKey, createPublicKey, type KeyObject, verify } from "node:crypto";
 import { AicrError } from "../../core/errors.ts";
+import { CosignKeyError, decryptCosignKey } from "./_cosign-key.ts";
 import { signMessage } from "./_ecdsa.ts";
 
 /** Where a key came from, for messages: the flag (or variable) and the path. */
@@ -157,7 +158,8 @@ export function verificationKeyOf(key: KeyObject): VerificationKey {
   };
 }
 
-const SIGNING_FORMS = 'a PEM ECDSA P-256 private key ("EC PRIVATE KEY" or "PRIVATE KEY")';
+const SIGNING_FORMS =
+  'a PEM ECDSA P-256 private key ("EC PRIVATE KEY", "PRIVATE KEY", or cosign\'s "ENCRYPTED SIGSTORE PRIVATE KEY")';
 
 /**
  * A signing key from a PKCS#8 or SEC1 DER: P-256 only. `form` names the encoding for messages.
@@ -194,8 +196,31 @@ export function signingKeyFromDer(der: Uint8Array, type: "pkcs8" | "sec1", sourc
 
 export const COSIGN_KEY_LABELS = ["ENCRYPTED SIGSTORE PRIVATE KEY", "ENCRYPTED COSIGN PRIVATE KEY"];
 
+export interface SigningKeyOptions {
+  /** The password of a cosign key file (ignored for an unencrypted key). */
+  password?: string | undefined;
+}
+
+/** A cosign key file opened with its password: the PKCS#8 inside, P-256 only. */
+function cosignKey(block: PemBlock, source: KeySource, password: string | undefined): SigningKey {
+  if (password === undefined)
+    throw keyError(
+      source,
+      `cosign's encrypted key ("${block.label}") needs its password`,
+      "pipe it with --password-stdin, or set AICR_SIGNING_KEY_PASSWORD (or COSIGN_PASSWORD)",
+    );
+  let der: Uint8Array;
+  try {
+    der = decryptCosignKey(block.der, password);
+  } catch (err) {
+    if (err instanceof CosignKeyError) throw keyError(source, err.message, err.remedy);
+    throw err;
+  }
+  return signingKeyFromDer(der, "pkcs8", source);
+}
+
 /** A P-256 signing key from PEM text. */
-export function loadSigningKey(text: string, source: KeySource): SigningKey {
+export function loadSigningKey(text: string, source: KeySource, options: SigningKeyOptions = {}): SigningKey {
   const block = keyBlock(text, source, SIGNING_FORMS, GENERATE_REMEDY);
   if (block.headers.some((h) => /^Proc-Type:\s*4,\s*ENCRYPTED/i.test(h)))
     throw keyError(
@@ -227,6 +252,7 @@ export function loadSigningKey(text: string, source: KeySource): SigningKey {
         "pass the private key (the public key is for aicr image verify --key)",
       );
     default:
+      if (COSIGN_KEY_LABELS.includes(block.label)) return cosignKey(block, source, options.password);
       throw keyError(source, `a PEM "${block.label}" block; expected ${SIGNING_FORMS}`, GENERATE_REMEDY);
   }
 }
