@@ -6,9 +6,11 @@
  * run its entrypoint chrooted into the image's own files — so the snapshot proves the image works.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { readOciArchive } from "../../src/image/_archive.ts";
+import type { Manifest } from "../../src/image/_oci.ts";
 import { parseSnapshot } from "../../src/snapshot/schema.ts";
 import { processRuntime } from "../cluster/controllers/process-runtime.ts";
 import { registryPuller } from "../cluster/images/pull.ts";
@@ -66,7 +68,7 @@ describe.skipIf(!IS_ROOT)("air-gapped installation (chroot needs root)", () => {
   );
 
   test(
-    "skopeo copies the archive into the registry; aicr image push of it then uploads nothing",
+    "skopeo copies the archive's image into the registry; aicr image push of it then uploads only the referrers' blobs",
     async () => {
       const certs = mkdtempSync(join(work, "certs-"));
       await Bun.write(join(certs, "ca.crt"), Bun.file(registry.caFile));
@@ -79,13 +81,21 @@ describe.skipIf(!IS_ROOT)("air-gapped installation (chroot needs root)", () => {
         certs,
         "--dest-creds",
         `${USER}:${PASSWORD}`,
-        `oci-archive:${ARCHIVE}`,
+        `oci-archive:${ARCHIVE}:v${VERSION}`,
         `docker://${registry.host}/skopeo/aicr:v${VERSION}`,
       ]);
       expect(copy.exitCode, copy.stderr.toString()).toBe(0);
       const r = await push(registry, work, "skopeo/aicr", withLogin());
       expect(r.code, r.stderr).toBe(0);
-      expect(r.stderr).toContain("uploaded 0 blobs (0 B)");
+      // skopeo copies the tagged image only; the SBOMs, provenance and signatures go up with aicr's push
+      const oci = readOciArchive(new Uint8Array(readFileSync(ARCHIVE)));
+      const blobsOf = (m: Manifest) => [m.config.digest, ...m.layers.map((l) => l.digest)];
+      const imageBlobs = new Set(oci.images.flatMap((i) => blobsOf(i.manifest)));
+      const referrerBlobs = new Set(
+        oci.referrers.flatMap((r) => blobsOf(r.manifest)).filter((d) => !imageBlobs.has(d)),
+      );
+      expect(r.stderr).toContain(`uploaded ${referrerBlobs.size} blobs`);
+      expect(r.stderr).toContain(`skipped ${imageBlobs.size} already present`);
     },
     TEST_MS,
   );

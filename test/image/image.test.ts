@@ -147,12 +147,19 @@ describe("skopeo", () => {
     // npm test installs it first (scripts/prereqs.ts); a bare `bun test` says how.
     if (!HAS_SKOPEO) throw new Error("skopeo is missing: run `npm run prereqs` (installs the host packages)");
   });
+  // by its tag: index.json lists the referrers (SBOMs, provenance, signatures) beside the image
   test("reads the OCI archive: the raw image index and the host platform's image", async () => {
-    const raw = await run(["skopeo", "inspect", "--raw", `oci-archive:${ARCHIVE}`]);
+    const raw = await run(["skopeo", "inspect", "--raw", `oci-archive:${ARCHIVE}:v${VERSION}`]);
     expect(raw.code).toBe(0);
     const index = JSON.parse(raw.stdout);
     expect(index.manifests.map((m: any) => m.digest)).toEqual(checked.images.map((i) => i.digest));
-    const inspect = await run(["skopeo", "inspect", "--override-arch", HOST_ARCH, `oci-archive:${ARCHIVE}`]);
+    const inspect = await run([
+      "skopeo",
+      "inspect",
+      "--override-arch",
+      HOST_ARCH,
+      `oci-archive:${ARCHIVE}:v${VERSION}`,
+    ]);
     expect(inspect.code).toBe(0);
     const info = JSON.parse(inspect.stdout);
     expect(info.Architecture).toBe(HOST_ARCH);
