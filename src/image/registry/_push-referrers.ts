@@ -10,8 +10,9 @@ import type { Logger } from "../../core/log.ts";
 import { type Descriptor, MEDIA, sha256Digest } from "../_oci.ts";
 import { referrersTag } from "../_referrers.ts";
 import { type BlobTarget, ensureBlob } from "./_blobs.ts";
-import { getManifest, type ManifestTarget, manifestExists, putManifest } from "./_manifests.ts";
+import { type ManifestTarget, manifestExists, putManifest } from "./_manifests.ts";
 import type { PlannedReferrer } from "./_plan.ts";
+import { getManifest } from "./_pull.ts";
 import { cosignSignatureTag, mergeCosignSignatures, mergeReferrersIndex } from "./_referrer-tags.ts";
 import { hasReferrersApi } from "./_referrers.ts";
 
@@ -80,7 +81,7 @@ export async function pushReferrers(o: ReferrersPush): Promise<ReferrersTally> {
     for (const [subject, descriptors] of bySubject) {
       const tag = referrersTag(subject);
       await step(`Referrers tag ${tag}`, async () => {
-        const existing = await getManifest(mt, tag, [MEDIA.index]);
+        const existing = await getManifest(mt, tag);
         const merged = mergeReferrersIndex(existing?.bytes, descriptors, tag, mt.registry);
         if (!merged) return;
         await putManifest(mt, { digest: sha256Digest(merged), mediaType: MEDIA.index, bytes: merged }, tag);
@@ -98,7 +99,7 @@ export async function pushReferrers(o: ReferrersPush): Promise<ReferrersTally> {
   for (const [subject, layers] of signatures) {
     const tag = cosignSignatureTag(subject);
     await step(`Signature tag ${tag}`, async () => {
-      const existing = await getManifest(mt, tag, [MEDIA.manifest, MEDIA.dockerManifest]);
+      const existing = await getManifest(mt, tag);
       const merged = mergeCosignSignatures(existing?.bytes, layers, tag, mt.registry);
       if (!merged) return;
       await ensureBlob(o.blobs, sha256Digest(merged.config), merged.config);

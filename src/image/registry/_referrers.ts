@@ -7,7 +7,8 @@ import { referrersTag } from "../_referrers.ts";
 import type { RegistryClient } from "./_client.ts";
 import { httpError, protocolError } from "./_errors.ts";
 import { drain } from "./_http.ts";
-import { getManifest, MANIFEST_LIMIT, type ManifestTarget, readBounded } from "./_manifests.ts";
+import type { ManifestTarget } from "./_manifests.ts";
+import { getManifest, MAX_MANIFEST_BYTES, readBounded } from "./_pull.ts";
 
 export interface ReferrersList {
   /** Where the list came from: the referrers API, or the tag scheme (also when neither has any). */
@@ -50,7 +51,8 @@ async function fromApi(t: ManifestTarget, digest: string): Promise<Descriptor[] 
     await drain(res);
     return undefined;
   }
-  return indexOf(await readBounded(res, MANIFEST_LIMIT, doing, t.registry), doing, t.registry).manifests;
+  const bytes = await readBounded(res, MAX_MANIFEST_BYTES, `the referrers of ${digest}`);
+  return indexOf(bytes, doing, t.registry).manifests;
 }
 
 /** Whether the registry has the referrers API (it lists the referrers of `digest`). */
@@ -69,7 +71,7 @@ export async function listReferrers(
   const api = await fromApi(t, digest);
   if (api) return { via: "api", manifests: api };
   const tag = referrersTag(digest);
-  const index = await getManifest(t, tag, [MEDIA.index]);
+  const index = await getManifest(t, tag);
   if (!index) return { via: "tag-scheme", manifests: [] };
   return {
     via: "tag-scheme",
