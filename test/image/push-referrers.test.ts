@@ -1,11 +1,14 @@
 /**
  * Referrers (SBOMs, provenance, signatures) pushed with the image: to Debian's docker-registry 2.8,
  * which has no referrers API (the OCI referrers tag scheme, and cosign's legacy .sig tags), and to
- * a registry with the API (the in-memory one of test/registry, over HTTP). What each stores, what
- * listReferrers reads back, merging with what the tags already hold, and that a second push writes
- * nothing but the tag.
+ * go-containerregistry's registry with the API (test/tools). What each stores, what listReferrers
+ * and oras discover read back, merging with what the tags already hold, and that a second push
+ * writes nothing but the tag.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, test } from "bun:test";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createLogger } from "../../src/core/log.ts";
 import { readOciArchive } from "../../src/image/_archive.ts";
 import {
@@ -27,8 +30,8 @@ import { listReferrers } from "../../src/image/registry/_referrers.ts";
 import { buildTestArchive, type TestArchive, testSignature } from "../registry/archive.ts";
 import { basic, basicAuth, blobDigest, pushTo, readBack } from "../registry/helpers.ts";
 import { type CountingProxy, startProxy } from "../registry/proxy.ts";
-import { type FakeRegistry, startReferrersRegistry } from "../registry/referrers-registry.ts";
 import { type Registry, startRegistry } from "../registry/registry.ts";
+import { type ReferrersRegistry, startReferrersRegistry, tool } from "../tools/tools.ts";
 
 const USER = "dave";
 const PASSWORD = "pw-dave";
@@ -36,16 +39,15 @@ const creds = basic(USER, PASSWORD);
 const auth = { auth: basicAuth(USER, PASSWORD) };
 let reg: Registry;
 let proxy: CountingProxy | undefined;
-let fake: FakeRegistry | undefined;
+
+const apiRegistry = await tool("registry");
+const oras = await tool("oras");
 
 beforeAll(async () => {
   reg = await startRegistry({ htpasswd: { user: USER, password: PASSWORD } });
 }, 60_000);
 afterAll(() => reg?.stop(), 30_000);
-afterEach(() => {
-  proxy?.stop();
-  fake?.stop();
-});
+afterEach(() => proxy?.stop());
 
 const json = <T>(bytes: Uint8Array): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
 const subjectOf = (a: Artifact): string => a.subject.digest;
@@ -110,6 +112,25 @@ describe("a registry without the referrers API (docker-registry 2.8): the tag sc
       manifests: [],
     });
   }, 60_000);
+
+  test.skipIf(oras.missing !== undefined)(
+    `oras discover finds them through the tag scheme${oras.missing ? ` (skipped: ${oras.missing})` : ""}`,
+    async () => {
+      for (const subject of subjects) {
+        const found = await discover([
+          "--distribution-spec",
+          "v1.1-referrers-tag",
+          "-u",
+          USER,
+          "-p",
+          PASSWORD,
+          `${reg.host}/ref/aicr@${subject}`,
+        ]);
+        expect(found).toEqual(listed(archive, subject));
+      }
+    },
+    60_000,
+  );
 
   test("the .sig tag: cosign's form — simple-signing layers with their signatures, diff_ids = their digests", async () => {
     for (const subject of subjects) {
@@ -228,31 +249,110 @@ describe("a registry without the referrers API (docker-registry 2.8): the tag sc
   }, 60_000);
 });
 
-describe("a registry with the referrers API", () => {
-  const archive = buildTestArchive({ tag: "v1", referrers: true });
+describe.skipIf(apiRegistry.missing !== undefined)(
+  `a registry with the referrers API (go-containerregistry's, test/tools)${apiRegistry.missing ? ` (skipped: ${apiRegistry.missing})` : ""}`,
+  () => {
+    let api: ReferrersRegistry;
+    beforeAll(async () => {
+      api = await startReferrersRegistry();
+    }, 60_000);
+    afterAll(() => api?.stop());
+    const archive = buildTestArchive({ tag: "v1", referrers: true });
+    const byDigest = (list: Descriptor[]) => [...list].sort((a, b) => (a.digest < b.digest ? -1 : 1));
 
-  for (const subjectHeader of [true, false]) {
-    test(`it lists them itself: no tag-scheme index, only cosign's .sig tags (OCI-Subject ${subjectHeader ? "sent" : "not sent: the endpoint is asked"})`, async () => {
-      fake = startReferrersRegistry({ subjectHeader });
-      const { result, log } = await pushTo(`${fake.host}/api/aicr`, archive, { plainHttp: true });
-      expect(result.referrers).toEqual({
-        count: 7,
-        put: 7,
-        skipped: 0,
-        via: "api",
-        tags: { referrers: 0, signatures: 3 },
-      });
-      expect(log.some((l) => l.includes("and 7 referrers"))).toBe(true);
-      const tagPuts = fake.writes().filter((w) => /manifests\/sha256-/.test(w));
-      expect(tagPuts).toHaveLength(3);
-      for (const w of tagPuts) expect(w).toEndWith(".sig");
-      const root = await listReferrers(client(fake.host, "api/aicr", undefined), "api/aicr", archive.digest);
-      expect(root).toEqual({ via: "api", manifests: listed(archive, archive.digest) });
+    for (const subjectHeader of [true, false]) {
+      test(`it lists them itself: no tag-scheme index, only cosign's .sig tags (OCI-Subject ${subjectHeader ? "sent" : "dropped: the endpoint is asked"})`, async () => {
+        const repo = `api/aicr-${subjectHeader ? "header" : "probe"}`;
+        proxy = startProxy({ upstream: api.url, ...(subjectHeader ? {} : { dropHeaders: ["oci-subject"] }) });
+        const { result } = await pushTo(`${proxy.host}/${repo}`, archive, { plainHttp: true });
+        expect(result.referrers).toEqual({
+          count: 7,
+          put: 7,
+          skipped: 0,
+          via: "api",
+          tags: { referrers: 0, signatures: 3 },
+        });
+        const tagPuts = proxy.writes().filter((w) => w.method === "PUT" && /manifests\/sha256-/.test(w.path));
+        expect(tagPuts).toHaveLength(3);
+        for (const w of tagPuts) expect(w.path).toEndWith(".sig");
+        for (const subject of [archive.digest, ...archive.manifests.map((m) => m.digest)]) {
+          const listedHere = await listReferrers(client(api.host, repo, undefined), repo, subject);
+          expect(listedHere.via).toBe("api");
+          expect(byDigest(listedHere.manifests)).toEqual(byDigest(listed(archive, subject)));
+        }
 
-      fake.seen.length = 0;
-      const again = await pushTo(`${fake.host}/api/aicr`, archive, { plainHttp: true });
-      expect(fake.writes()).toEqual(["PUT /v2/api/aicr/manifests/v1"]);
-      expect(again.result.referrers).toMatchObject({ put: 0, skipped: 7, via: "api" });
-    }, 30_000);
-  }
-});
+        proxy.seen.length = 0;
+        const again = await pushTo(`${proxy.host}/${repo}`, archive, { plainHttp: true });
+        expect(proxy.writes()).toEqual([{ method: "PUT", path: `/v2/${repo}/manifests/v1` }]);
+        expect(again.result.referrers).toMatchObject({ put: 0, skipped: 7, via: "api" });
+      }, 60_000);
+    }
+
+    test.skipIf(oras.missing !== undefined)(
+      `oras discover finds them through the API${oras.missing ? ` (skipped: ${oras.missing})` : ""}`,
+      async () => {
+        await pushTo(`${api.host}/api/oras`, archive, { plainHttp: true });
+        const amd = archive.manifests.find((m) => m.mediaType === MEDIA.manifest)!.digest;
+        const found = await discover([
+          "--distribution-spec",
+          "v1.1-referrers-api",
+          `${api.host}/api/oras@${amd}`,
+        ]);
+        expect(byDigest(found)).toEqual(byDigest(listed(archive, amd)));
+      },
+      60_000,
+    );
+  },
+);
+
+describe.skipIf(oras.missing !== undefined)(
+  `the archive's OCI layout${oras.missing ? ` (skipped: ${oras.missing})` : ""}`,
+  () => {
+    test("oras discover reads each platform manifest's referrers from the extracted layout", async () => {
+      const archive = buildTestArchive({ tag: "v1", referrers: true });
+      const dir = mkdtempSync(join(tmpdir(), "aicr-referrers-layout-"));
+      try {
+        writeFileSync(join(dir, "image.tar"), archive.bytes);
+        mkdirSync(join(dir, "layout"));
+        expect(
+          Bun.spawnSync(["tar", "-xf", join(dir, "image.tar"), "-C", join(dir, "layout")]).exitCode,
+        ).toBe(0);
+        expect(await discover(["--oci-layout", `${join(dir, "layout")}:v1`])).toEqual(
+          listed(archive, archive.digest),
+        );
+        for (const m of archive.manifests.filter((x) => x.mediaType === MEDIA.manifest)) {
+          const arch = JSON.parse(
+            new TextDecoder().decode(archive.blobs.get(json<Manifest>(m.bytes).config.digest)!),
+          ).architecture;
+          const found = await discover([
+            "--oci-layout",
+            `${join(dir, "layout")}:v1`,
+            "--platform",
+            `linux/${arch}`,
+          ]);
+          expect(found).toEqual(listed(archive, m.digest));
+        }
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    }, 60_000);
+  },
+);
+
+/** `oras discover --format json --depth 1` of a reference: the referrers it lists (descriptor fields only). */
+async function discover(args: string[]): Promise<Descriptor[]> {
+  const remote = args.includes("--oci-layout") ? [] : ["--plain-http"];
+  const proc = Bun.spawn([oras.path!, "discover", ...remote, "--format", "json", "--depth", "1", ...args], {
+    stdout: "pipe",
+    stderr: "pipe",
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: process.env.HOME ?? "/tmp" },
+  });
+  const [out, err, code] = await Promise.all([
+    new Response(proc.stdout).text(),
+    new Response(proc.stderr).text(),
+    proc.exited,
+  ]);
+  if (code !== 0) throw new Error(`oras discover ${args.join(" ")} failed (${code}): ${err}`);
+  const doc = JSON.parse(out) as { referrers: (Descriptor & { reference?: string; referrers?: unknown })[] };
+  return doc.referrers.map(({ reference: _r, referrers: _n, ...d }) => d);
+}

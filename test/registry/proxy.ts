@@ -17,6 +17,8 @@ export interface ProxyOptions {
   fault?: (req: SeenRequest) => Response | undefined;
   /** Rewrite the registry's absolute Location headers to relative ones. */
   relativeLocations?: boolean;
+  /** Answer headers not passed on (lower case), e.g. a registry's OCI-Subject. */
+  dropHeaders?: string[];
 }
 
 export interface CountingProxy {
@@ -59,6 +61,7 @@ export function startProxy(o: ProxyOptions): CountingProxy {
         out.set("location", `${abs.pathname}${abs.search}`);
       }
       out.delete("content-encoding");
+      for (const name of o.dropHeaders ?? []) out.delete(name);
       const data = req.method === "HEAD" ? null : new Uint8Array(await res.arrayBuffer());
       return new Response(data, { status: res.status, headers: out });
     },
