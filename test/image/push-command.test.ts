@@ -74,7 +74,7 @@ describe("aicr image push", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`${reg.host}/cmd/aicr@${archive.digest}\n`);
     expect(r.stderr).toContain(`Pushed ${reg.host}/cmd/aicr:v3: uploaded ${uploads} blobs`);
-    expect(r.stderr).toContain("already present (0 B); 7 referrers (tag scheme)\n");
+    expect(r.stderr).toContain("already present (0 B); 8 referrers (tag scheme)\n");
     expect(r.stderr).not.toContain(PASSWORD);
     expect(r.stderr).not.toContain(Buffer.from(`grace:${PASSWORD}`).toString("base64"));
 
@@ -86,7 +86,7 @@ describe("aicr image push", () => {
     );
     expect(again.code).toBe(0);
     expect(again.stderr).toContain(`uploaded 0 blobs (0 B), mounted 0, skipped ${uploads} already present`);
-    expect(again.stderr).toContain("; 7 referrers (tag scheme)\n");
+    expect(again.stderr).toContain("; 8 referrers (tag scheme)\n");
   }, 60_000);
 
   test("credentials from $DOCKER_CONFIG", async () => {

@@ -69,7 +69,7 @@ describe("skopeo interop", () => {
     expect(result.uploaded.blobs).toBe(referrerBlobs.size);
     expect(result.skipped.blobs).toBe(archive.blobs.size);
     expect(result.manifests).toEqual({ put: 1, skipped: 2 });
-    expect(result.referrers).toMatchObject({ count: 7, put: 7, via: "tag-scheme" });
+    expect(result.referrers).toMatchObject({ count: 8, put: 8, via: "tag-scheme" });
   }, 120_000);
 
   test("what our push stored, skopeo reads back with the archive's digest", async () => {

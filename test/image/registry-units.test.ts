@@ -164,8 +164,8 @@ describe("push plan: referrers", () => {
     const a = buildTestArchive({ tag: "v1", referrers: true });
     const oci = readOciArchive(a.bytes);
     const plan = planPush(oci, undefined, "a.tar");
-    // pickRoot looks at the images only: index.json also lists 7 referrers
-    expect(oci.index.manifests).toHaveLength(8);
+    // pickRoot looks at the images only: index.json also lists 8 referrers
+    expect(oci.index.manifests).toHaveLength(9);
     expect(plan.root.digest).toBe(a.digest);
     expect(plan.referrers.map((r) => r.manifest.digest)).toEqual(
       oci.referrers.map((r) => r.descriptor.digest),

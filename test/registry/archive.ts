@@ -2,7 +2,7 @@
  * Small OCI archives for the push tests, made with the project's own tar writer and OCI vocabulary:
  * a two-platform index (nested behind index.json, as `aicr image build` and buildx write it) or a
  * single manifest named directly, optionally with referrers (an SBOM and a provenance statement of
- * each platform manifest, a signature of the root and of each platform manifest). Layer bytes are
+ * each platform manifest, a signature of the root, of each platform manifest and of the first SBOM). Layer bytes are
  * random, so every archive's blobs are new to a registry unless a test pushes the same archive twice.
  */
 
@@ -185,5 +185,7 @@ function referrersFor(root: Descriptor, platforms: Descriptor[]): Artifact[] {
     );
     if (platforms.length > 1) out.push(testSignature(p));
   }
+  // a referrer of a referrer, as aicr image sign writes them: the signature of the first SBOM
+  out.push(testSignature(out[1]!.descriptor));
   return out;
 }
