@@ -89,6 +89,11 @@ export const COMMANDS: Record<string, Entry> = {
           "Write this binary's image (its platform only) as an OCI archive: docker load, skopeo, image push",
         load: lazy(() => import("./commands/image-save.ts")),
       },
+      sign: {
+        description:
+          "Sign an OCI image archive in place with an ECDSA P-256 key: the index, each platform manifest, its SBOM and provenance (cosign's format)",
+        load: lazy(() => import("./commands/image-sign.ts")),
+      },
     },
   },
   version: {
