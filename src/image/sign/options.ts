@@ -83,34 +83,57 @@ export async function resolveSignInputs(
         "pass a PEM ECDSA P-256 private key or a cosign key file (cosign generate-key-pair writes cosign.key)",
       context: { field: "--key" },
     });
-  const keyInput = {
+  // The key first: it is small, and a wrong key or password should not wait for a large archive's read.
+  const key = await readSigningKey({
+    path: keyPath,
     flag: keyFrom,
+    passwordStdin: f.passwordStdin,
+    env,
+    readStdin,
+  });
+
+  const archiveStat = archiveStatOf(f.archive);
+  const archive = readInputBytes(f.archive, ARCHIVE_INPUT);
+  return { archivePath: f.archive, archive, archiveStat, key, keyFrom };
+}
+
+export interface KeyFileOptions {
+  path: string;
+  /** How messages name it: --key, AICR_SIGNING_KEY. */
+  flag: string;
+  /** Read a cosign key file's password with `readStdin` (else from env). */
+  passwordStdin?: boolean | undefined;
+  env: Env;
+  readStdin?: () => Promise<string>;
+}
+
+/**
+ * A signing key from a file (the bounded reader, 1 MiB): PEM P-256, or cosign's key file opened with
+ * the password from stdin (when asked), else $AICR_SIGNING_KEY_PASSWORD, else $COSIGN_PASSWORD.
+ * npm run image reads its --key / AICR_SIGNING_KEY through this too.
+ */
+export async function readSigningKey(o: KeyFileOptions): Promise<SigningKey> {
+  const keyText = readInputText(o.path, {
+    flag: o.flag,
     what: "a PEM private key",
     maxBytes: INPUT_LIMITS.pem,
     remedy: "pass a PEM ECDSA P-256 private key or a cosign key file (cosign.key)",
-  };
-  // The key first: it is small, and a wrong key or password should not wait for a large archive's read.
-  const keyText = readInputText(keyPath, keyInput);
-  const source = { flag: keyFrom, path: keyPath };
+  });
   const blocks = pemBlocks(keyText);
   const encrypted = Array.isArray(blocks) && blocks.some((b) => COSIGN_KEY_LABELS.includes(b.label));
-  let password: string | undefined;
-  if (f.passwordStdin) password = trimPassword(await readStdin());
-  else if (encrypted) password = env.AICR_SIGNING_KEY_PASSWORD ?? env.COSIGN_PASSWORD;
-  if (f.passwordStdin && !encrypted)
+  if (o.passwordStdin && !encrypted)
     throw invalid(
-      `--password-stdin was given, but ${keyFrom} ${JSON.stringify(keyPath)} is not an encrypted key`,
+      `--password-stdin was given, but ${o.flag} ${JSON.stringify(o.path)} is not an encrypted key`,
       {
         remedy:
           "leave out --password-stdin for an unencrypted PEM key (or pass the cosign key file it is for)",
         context: { field: "--password-stdin" },
       },
     );
-  const key = loadSigningKey(keyText, source, { password });
-
-  const archiveStat = archiveStatOf(f.archive);
-  const archive = readInputBytes(f.archive, ARCHIVE_INPUT);
-  return { archivePath: f.archive, archive, archiveStat, key, keyFrom };
+  let password: string | undefined;
+  if (o.passwordStdin && o.readStdin) password = trimPassword(await o.readStdin());
+  else if (encrypted) password = o.env.AICR_SIGNING_KEY_PASSWORD ?? o.env.COSIGN_PASSWORD;
+  return loadSigningKey(keyText, { flag: o.flag, path: o.path }, { password });
 }
 
 /** An archive that does not read as an OCI layout: INVALID_REQUEST naming it (as image push does). */
