@@ -72,7 +72,7 @@ export const COMMANDS: Record<string, Entry> = {
   },
   image: {
     description:
-      "The agent image: list the images a run uses, push the image archive, save it from this binary",
+      "The agent image: list the images a run uses, push the image archive, save it from this binary, sign and verify it",
     subcommands: {
       list: {
         description:
@@ -93,6 +93,11 @@ export const COMMANDS: Record<string, Entry> = {
         description:
           "Sign an OCI image archive in place with an ECDSA P-256 key: the index, each platform manifest, its SBOM and provenance (cosign's format)",
         load: lazy(() => import("./commands/image-sign.ts")),
+      },
+      verify: {
+        description:
+          "Verify an image archive or registry image offline: signatures by a key, its SBOM and provenance attached",
+        load: lazy(() => import("./commands/image-verify.ts")),
       },
     },
   },

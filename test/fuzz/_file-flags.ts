@@ -28,6 +28,12 @@ export interface FileFlag {
 }
 
 const T = ["--timeout", "15s"];
+/** A P-256 public key (aicr image verify --key), so the file under test is the only bad input. */
+const VERIFY_KEY = `-----BEGIN PUBLIC KEY-----
+MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEbS9cCpZr5FOyQ3tb/+hv1hJsrxC6
+mzObswhfJj3i4U4NafRpL6Z7HgV8cP05TjnbN95y0W1zt2vXsSB1d0fSGg==
+-----END PUBLIC KEY-----
+`;
 const ECHOED = "its content is what the flag prints (a template is literal text)";
 const READINGS = "its settings become readings of the snapshot printed (the user's own file)";
 
@@ -183,6 +189,44 @@ export const FILE_FLAGS: FileFlag[] = [
     ],
   },
   { id: "image save -o", role: "output", argv: (p) => ["image", "save", "-o", p] },
+  // aicr image verify
+  {
+    id: "image verify <image>",
+    role: "input",
+    argv: (p, { ws }) => ["image", "verify", p, "--key", ws.file(VERIFY_KEY, "verify.pub")],
+  },
+  {
+    id: "image verify --key",
+    role: "input",
+    argv: (p, { server }) => ["image", "verify", `${server.host}/fuzz/aicr:1`, "--plain-http", "--key", p],
+  },
+  {
+    id: "image verify --ca-file",
+    role: "input",
+    argv: (p, { ws, server }) => [
+      "image",
+      "verify",
+      `${server.host}/fuzz/aicr:1`,
+      "--key",
+      ws.file(VERIFY_KEY, "verify.pub"),
+      "--ca-file",
+      p,
+    ],
+  },
+  {
+    id: "image verify --password-stdin",
+    role: "stdin",
+    argv: (_p, { ws, server }) => [
+      "image",
+      "verify",
+      `${server.host}/fuzz/aicr:1`,
+      "--key",
+      ws.file(VERIFY_KEY, "verify.pub"),
+      "--username",
+      "fuzz",
+      "--password-stdin",
+    ],
+  },
   {
     id: "validate --cncf-submission",
     role: "output",
@@ -230,4 +274,4 @@ export const FILE_FLAGS: FileFlag[] = [
 /** Value hints that name a path: a flag with one of these must be in the table above. */
 export const PATH_HINTS = ["file", "path", "src", "dest", "dir|file", "file.tar"];
 /** Positionals that name a path, by `<command> <name>`. */
-export const PATH_POSITIONALS = ["image push archive"];
+export const PATH_POSITIONALS = ["image push archive", "image verify image"];
