@@ -101,6 +101,7 @@ describe("--config keys named like JavaScript built-ins (item 8)", () => {
       ["image", "push"],
       ["image", "save"],
       ["image", "list"],
+      ["image", "verify"],
       ["version"],
     ])
       for (const flag of [
