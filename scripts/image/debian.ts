@@ -27,6 +27,8 @@ export interface DebPackage {
   suite: string;
   /** Path in the mirror's pool, e.g. pool/main/g/glibc/libc6_2.36-9+deb12u14_amd64.deb. */
   filename: string;
+  /** Where it was fetched from: the mirror's URL of `filename`. */
+  url: string;
   sha256: string;
   size: number;
   /** The verified .deb in the cache. */
@@ -147,7 +149,7 @@ const newer = async (a: string, b: string): Promise<boolean> =>
 
 /** The highest version of the package across bookworm and bookworm-security, downloaded and verified. */
 export async function debianPackage(name: string, arch: string): Promise<DebPackage> {
-  let best: (Omit<DebPackage, "path"> & { mirror: string }) | undefined;
+  let best: Omit<DebPackage, "path"> | undefined;
   for (const { suite, mirror } of SUITES) {
     const s = stanza(await packages(suite, mirror, arch), name);
     if (!s?.Version || !s.Filename || !s.SHA256) continue;
@@ -157,17 +159,22 @@ export async function debianPackage(name: string, arch: string): Promise<DebPack
       version: s.Version,
       architecture: arch,
       suite,
-      mirror,
       filename: s.Filename,
+      url: `${mirror}/${s.Filename}`,
       sha256: s.SHA256,
       size: Number(s.Size),
     };
   }
   if (!best) throw new Error(`no ${name} for ${arch} in ${SUITES.map((s) => s.suite).join(", ")}`);
   const path = join(DEBIAN_CACHE, "pool", basename(best.filename));
-  await verified(path, [`${best.mirror}/${best.filename}`], best);
-  const { mirror: _, ...pkg } = best;
-  return { ...pkg, path };
+  await verified(path, [best.url], best);
+  return { ...best, path };
+}
+
+/** The package's control files (control.tar: control, md5sums, …), paths without the leading "./". */
+export async function debControl(deb: string): Promise<TarMember[]> {
+  const tar = await run(["dpkg-deb", "--ctrl-tarfile", deb], `unpacking ${deb}`);
+  return readTar(tar).map((m) => ({ ...m, path: m.path.replace(/^\.\//, "").replace(/\/$/, "") }));
 }
 
 /** The package's files (data.tar), paths without the leading "./". */

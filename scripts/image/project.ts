@@ -1,10 +1,11 @@
 /**
  * What the build and `npm run image` both need to know about this checkout (version, revision,
- * image name, labels) and the files a linux binary carries: its runtime layer and image info.
- * One source for both, so the image the binary can save is the image `npm run image` writes.
+ * image name, labels) and the files a linux binary carries: its runtime layer and image info (with
+ * the build facts its image's SBOM and provenance are made of). One source for both, so the image
+ * (and SBOM, provenance) the binary can save is what `npm run image` writes.
  */
 import { existsSync } from "node:fs";
-import { mkdir, readdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { releaseTag } from "../../src/core/version.ts";
 import {
@@ -14,7 +15,9 @@ import {
   infoAssetName,
   runtimeAssetName,
 } from "../../src/image/_aicr-image.ts";
-import { type RuntimeLayer, runtimeLayer } from "./runtime.ts";
+import type { BuildFacts } from "../../src/image/attest/_facts.ts";
+import { buildFacts } from "./facts.ts";
+import { ARCHES, type RuntimeLayer, runtimeLayer } from "./runtime.ts";
 
 export const ROOT = join(import.meta.dir, "../..");
 export const DIST = join(ROOT, "dist");
@@ -71,8 +74,13 @@ function buildDate(): string {
     : "unknown";
 }
 
-export function imageInfo(p: Project, runtime: RuntimeLayer): ImageInfo {
+/** The purl distro of Debian's suites (bookworm and its security updates are Debian 12). */
+const DISTRO: Record<string, string> = { bookworm: "debian-12", "bookworm-security": "debian-12" };
+
+export function imageInfo(p: Project, runtime: RuntimeLayer, build: BuildFacts): ImageInfo {
   const { deb } = runtime;
+  const distro = DISTRO[deb.suite];
+  if (!distro) throw new Error(`no purl distro is known for Debian suite ${deb.suite}`);
   return {
     arch: runtime.arch,
     version: p.version,
@@ -87,6 +95,15 @@ export function imageInfo(p: Project, runtime: RuntimeLayer): ImageInfo {
     },
     runtimeHistory: `libc6 ${deb.version} from Debian ${deb.suite} (${deb.architecture}): ${runtime.paths.join(" ")}`,
     runtimeDigest: runtime.layer.digest,
+    runtimeDeb: {
+      name: deb.name,
+      version: deb.version,
+      architecture: deb.architecture,
+      sha256: deb.sha256,
+      url: deb.url,
+      distro,
+    },
+    build,
   };
 }
 
@@ -105,10 +122,16 @@ async function writeIfChanged(path: string, data: Uint8Array): Promise<void> {
   await rename(`${path}.${process.pid}.tmp`, path);
 }
 
-/** The runtime layer and image info for one architecture, written where the build embeds them from. */
-export async function carried(p: Project, arch: Arch): Promise<Carried> {
-  const runtime = await runtimeLayer(arch);
-  const info = imageInfo(p, runtime);
+/**
+ * The runtime layer and image info for one architecture, written where the build embeds them from;
+ * `build` is the facts of that architecture's binary (computed when not given).
+ */
+export async function carried(p: Project, arch: Arch, build?: BuildFacts): Promise<Carried> {
+  const [runtime, facts] = await Promise.all([
+    runtimeLayer(arch),
+    build ?? buildFacts(p, ARCHES[arch].target),
+  ]);
+  const info = imageInfo(p, runtime, facts);
   const infoBytes = encodeInfo(info);
   const dir = join(DIST, ".carried", arch);
   await mkdir(dir, { recursive: true });
@@ -124,8 +147,12 @@ export function carries(binary: Uint8Array, c: Carried): boolean {
   return hay.indexOf(c.infoBytes) >= 0 && hay.indexOf(c.runtime.layer.blob) >= 0;
 }
 
-/** Sets these files' lines in dist/SHA256SUMS (in place, or appended), keeping the others. */
+/**
+ * Sets these files' lines in dist/SHA256SUMS (in place, or appended), keeping the others. A
+ * SHA256SUMS.sig signed the old bytes, so it is removed (npm run image with a key signs them anew).
+ */
 export async function updateSums(entries: { name: string; sha256: string }[]): Promise<void> {
+  await rm(join(DIST, "SHA256SUMS.sig"), { force: true });
   const file = join(DIST, "SHA256SUMS");
   const lines = existsSync(file) ? (await readFile(file, "utf8")).split("\n").filter(Boolean) : [];
   for (const { name, sha256 } of entries) {
@@ -139,7 +166,7 @@ export async function updateSums(entries: { name: string; sha256: string }[]): P
 
 /** The newest modification time of what a binary (and so the image) is built from. */
 export async function sourcesMtime(): Promise<number> {
-  const files = ["package.json", "bun.lock", "scripts/build.ts", "scripts/image.ts"];
+  const files = ["package.json", "package-lock.json", "scripts/build.ts", "scripts/image.ts"];
   for (const dir of ["src", "scripts/image"])
     for (const f of await readdir(join(ROOT, dir), { recursive: true })) files.push(join(dir, f));
   const times = await Promise.all(
@@ -157,7 +184,8 @@ export async function sourcesMtime(): Promise<number> {
  * As a program (the image tests read the build's facts so, rather than importing this module):
  * `bun scripts/image/project.ts` prints the project and sourcesMtime as JSON;
  * `bun scripts/image/project.ts carried <arch>...` writes each architecture's carried files (as the
- * build does) and prints, per architecture, its image info, the runtime layer's blob file and the files.
+ * build does) and prints, per architecture, its image info, the runtime layer's blob file and the files;
+ * `bun scripts/image/project.ts facts <target>` prints that target's build facts.
  */
 async function main(args: string[]): Promise<number> {
   const p = await project();
@@ -165,9 +193,14 @@ async function main(args: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify({ ...p, sourcesMtime: await sourcesMtime() })}\n`);
     return 0;
   }
-  const arches = args.slice(1);
+  const rest = args.slice(1);
+  if (args[0] === "facts" && rest.length === 1) {
+    process.stdout.write(`${JSON.stringify(await buildFacts(p, rest[0]!))}\n`);
+    return 0;
+  }
+  const arches = rest;
   if (args[0] !== "carried" || arches.some((a) => a !== "amd64" && a !== "arm64")) {
-    process.stderr.write("usage: bun scripts/image/project.ts [carried <amd64|arm64>...]\n");
+    process.stderr.write("usage: bun scripts/image/project.ts [carried <amd64|arm64>... | facts <target>]\n");
     return 2;
   }
   const all = await Promise.all(arches.map((arch) => carried(p, arch as Arch)));

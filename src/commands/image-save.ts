@@ -6,7 +6,10 @@ import { defineAicrCommand } from "./_define.ts";
 
 const mib = (n: number): string => `${(n / 1024 / 1024).toFixed(1)} MiB`;
 
-/** aicr image save -o <archive>: this binary as a one-platform image archive, no network, no engine. */
+/**
+ * aicr image save -o <archive>: this binary as a one-platform image archive with its SBOM and
+ * provenance, no network, no engine.
+ */
 export default defineAicrCommand({
   name: "save",
   group: "image",
@@ -51,6 +54,9 @@ export default defineAicrCommand({
     process.stdout.write(`${saved.digest}\n`);
     const size = (await Bun.file(saved.path).stat()).size;
     const ref = `${IMAGE_REPOSITORY}:${releaseTag(VERSION)}`;
-    ctx.log.info(`wrote ${saved.path}: ${ref} (${saved.platform}), ${mib(size)}, manifest ${saved.digest}`);
+    ctx.log.info(
+      `wrote ${saved.path}: ${ref} (${saved.platform}), ${mib(size)}, manifest ${saved.digest}, ` +
+        `with its SBOM and provenance as referrers (${saved.referrers.map((r) => r.name).join(", ")})`,
+    );
   },
 });

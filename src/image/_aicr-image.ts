@@ -7,6 +7,14 @@
 import { buildLayer, type Layer } from "./_layer.ts";
 import { type BuiltImage, buildImage, buildLayout, type Layout } from "./_layout.ts";
 import type { Artifact } from "./_referrers.ts";
+import {
+  type BuildFacts,
+  checkDeb,
+  checkFacts,
+  type DebFacts,
+  orderedDeb,
+  orderedFacts,
+} from "./attest/_facts.ts";
 
 export type Arch = "amd64" | "arm64";
 export const ARCHS: readonly Arch[] = ["amd64", "arm64"];
@@ -32,6 +40,10 @@ export interface ImageInfo {
   runtimeHistory: string;
   /** The carried runtime layer's digest: a blob that does not match it is refused. */
   runtimeDigest: string;
+  /** The Debian package the runtime layer comes from (for the image's SBOM and provenance). */
+  runtimeDeb: DebFacts;
+  /** The binary's build facts (for the image's SBOM and provenance). */
+  build: BuildFacts;
 }
 
 const INFO_KEYS = ["arch", "version", "revision", "repository", "tag", "runtimeHistory", "runtimeDigest"];
@@ -39,7 +51,8 @@ const INFO_KEYS = ["arch", "version", "revision", "repository", "tag", "runtimeH
 export function encodeInfo(info: ImageInfo): Uint8Array {
   const labels = Object.fromEntries(Object.entries(info.labels).sort(([a], [b]) => (a < b ? -1 : 1)));
   const ordered = Object.fromEntries(INFO_KEYS.map((k) => [k, info[k as keyof ImageInfo]]));
-  return new TextEncoder().encode(`${JSON.stringify({ ...ordered, labels })}\n`);
+  const rest = { runtimeDeb: orderedDeb(info.runtimeDeb), build: orderedFacts(info.build) };
+  return new TextEncoder().encode(`${JSON.stringify({ ...ordered, labels, ...rest })}\n`);
 }
 
 export function parseInfo(bytes: Uint8Array): ImageInfo {
@@ -50,6 +63,10 @@ export function parseInfo(bytes: Uint8Array): ImageInfo {
   const labels = value.labels as Record<string, unknown> | null;
   if (typeof labels !== "object" || !labels || Object.values(labels).some((v) => typeof v !== "string"))
     throw new Error("image info: labels is not a string map");
+  checkDeb(value.runtimeDeb);
+  const build = checkFacts(value.build);
+  if (build.version !== value.version || build.revision !== value.revision)
+    throw new Error("image info: the build facts are of another version or revision");
   return value as unknown as ImageInfo;
 }
 

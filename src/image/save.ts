@@ -1,7 +1,8 @@
 /**
  * `aicr image save`: this binary as a single-platform image archive (OCI layout + Docker
  * manifest.json), built from the running executable and the runtime layer and image info the build
- * embedded in it. Same binary, same carried files → the same manifest digest `npm run image` wrote.
+ * embedded in it, with the image's SBOM and provenance as referrers of its manifest. Same binary,
+ * same carried files → the same manifest digest, SBOM and provenance `npm run image` wrote.
  * Never overwrites: the archive is written to a temp file beside the output and hard-linked into place.
  */
 import { constants } from "node:fs";
@@ -22,6 +23,8 @@ import {
 import { readElf } from "./_elf.ts";
 import { layerFromBlob } from "./_layer.ts";
 import { layoutArchive } from "./_layout.ts";
+import { sha256Digest } from "./_oci.ts";
+import { imageAttestations } from "./attest/_image-attestations.ts";
 
 export interface SaveOptions {
   output: string;
@@ -39,6 +42,8 @@ export interface SaveResult {
   digest: string;
   platform: string;
   path: string;
+  /** The referrers written with it: the SBOM's and the provenance's manifest digests and file names. */
+  referrers: { digest: string; name: string }[];
 }
 
 const MACHINE_ARCH: Record<string, Arch> = { x86_64: "amd64", aarch64: "arm64" };
@@ -157,6 +162,13 @@ export async function saveImage(options: SaveOptions): Promise<SaveResult> {
     );
   const runtime = await unusable(async () => layerFromBlob(new Uint8Array(await layer.arrayBuffer())));
   const image = await unusable(async () => aicrImage(info, runtime, binaryLayer(binary)));
-  await writeNew(path, layoutArchive(aicrLayout([image], [info])));
-  return { digest: image.descriptor.digest, platform: `linux/${arch}`, path };
+  const attestations = imageAttestations(info, image, sha256Digest(binary).slice("sha256:".length));
+  const artifacts = attestations.map((a) => a.artifact);
+  await writeNew(path, layoutArchive(aicrLayout([image], [info], artifacts)));
+  return {
+    digest: image.descriptor.digest,
+    platform: `linux/${arch}`,
+    path,
+    referrers: attestations.map((a) => ({ digest: a.artifact.descriptor.digest, name: a.name })),
+  };
 }

@@ -2,6 +2,7 @@
 import { type Arch, aicrImage, binaryLayer, type ImageInfo } from "../../src/image/_aicr-image.ts";
 import { buildLayer, type Layer } from "../../src/image/_layer.ts";
 import type { BuiltImage } from "../../src/image/_layout.ts";
+import { BUN_RUNTIME_PACKAGE, type BuildFacts } from "../../src/image/attest/_facts.ts";
 import { fakeElf } from "./_elf.ts";
 
 export const fakeRuntime = (arch: Arch): Layer =>
@@ -38,6 +39,42 @@ export function fakeInfo(arch: Arch, runtime: Layer, over: Partial<ImageInfo> = 
     },
     runtimeHistory: `fake runtime ${arch}`,
     runtimeDigest: runtime.digest,
+    runtimeDeb: {
+      name: "libc6",
+      version: `2.36-test-${arch}`,
+      architecture: arch,
+      sha256: "d".repeat(64),
+      url: `http://deb.example/pool/main/g/glibc/libc6_2.36-test_${arch}.deb`,
+      distro: "debian-12",
+    },
+    build: fakeFacts(arch === "amd64" ? "linux-x64" : "linux-arm64"),
+    ...over,
+  };
+}
+
+/** A build's facts as scripts/build.ts records them (two bundled packages, Bun's runtime). */
+export function fakeFacts(target: string, over: Partial<BuildFacts> = {}): BuildFacts {
+  const integrity = (c: string) => `sha512-${Buffer.alloc(64, c).toString("base64")}`;
+  return {
+    version: "1.2.3",
+    revision: "0123456789abcdef0123456789abcdef01234567",
+    built: "2026-01-02T03:04:05Z",
+    repository: "registry.example/team/aicr",
+    license: "Apache-2.0",
+    target,
+    command: `bun scripts/build.ts --targets ${target}`,
+    bun: "1.4.5",
+    lockfileSha256: "e".repeat(64),
+    runtime: {
+      name: BUN_RUNTIME_PACKAGE[target]!,
+      version: "1.4.5",
+      integrity: integrity("b"),
+      license: "MIT",
+    },
+    packages: [
+      { name: "@kubernetes/client-node", version: "1.4.0", integrity: integrity("k"), license: "Apache-2.0" },
+      { name: "yaml", version: "2.9.1", integrity: integrity("y"), license: "ISC" },
+    ],
     ...over,
   };
 }

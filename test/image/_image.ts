@@ -44,6 +44,13 @@ async function stale(): Promise<string | undefined> {
   if (made < p.sourcesMtime) return "older than the sources";
   for (const b of Object.values(BINARIES))
     if (!existsSync(b) || statSync(b).mtimeMs > made) return "older than a binary";
+  const attestations = Object.entries(BINARIES).flatMap(([arch, b]) => [
+    `${b}.spdx.json`,
+    `${b}.provenance.json`,
+    `${LAYOUT}.linux-${arch}.spdx.json`,
+    `${LAYOUT}.linux-${arch}.provenance.json`,
+  ]);
+  if (attestations.some((f) => !existsSync(f))) return "missing an SBOM or provenance";
   const index = JSON.parse(await readFile(join(LAYOUT, "index.json"), "utf8"));
   const ref = index.manifests?.[0]?.annotations?.["io.containerd.image.name"];
   if (ref !== `${p.repository}:${p.tag}`) return `named ${ref}`;
@@ -113,13 +120,23 @@ export interface CheckedImage {
   layers: string[];
 }
 
+/** A referrer index.json lists after the image: its manifest and its one layer's bytes. */
+export interface CheckedReferrer {
+  descriptor: { digest: string; artifactType: string; annotations?: Record<string, string> };
+  manifest: Record<string, any>;
+  /** The one layer's blob. */
+  layer: Uint8Array;
+}
+
 /**
  * Walks an extracted OCI layout from index.json, checking every descriptor's size and digest and
- * every media type, and that no blob is left unreferenced. Independent of src/image/archive.ts.
+ * every media type, and that no blob is left unreferenced; the entries after the tagged image are
+ * referrers (untagged, each with an artifactType, one layer and a subject in the layout).
+ * Independent of src/image/archive.ts.
  */
 export async function checkLayout(
   dir: string,
-): Promise<{ top: Record<string, any>; images: CheckedImage[] }> {
+): Promise<{ top: Record<string, any>; images: CheckedImage[]; referrers: CheckedReferrer[] }> {
   const layout = JSON.parse(await readFile(join(dir, "oci-layout"), "utf8"));
   if (layout.imageLayoutVersion !== "1.0.0") throw new Error(`oci-layout: ${JSON.stringify(layout)}`);
   const seen = new Set<string>();
@@ -163,11 +180,31 @@ export async function checkLayout(
     images.push({ platform: d.platform, digest: d.digest, config, layers });
   };
   const index = JSON.parse(await readFile(join(dir, "index.json"), "utf8"));
-  if (index.manifests.length !== 1) throw new Error(`index.json lists ${index.manifests.length} entries`);
-  await visit(index.manifests[0]);
+  const [top, ...rest] = index.manifests;
+  if (!top?.annotations?.["org.opencontainers.image.ref.name"])
+    throw new Error("index.json's first entry is not tagged");
+  await visit(top);
+  const subjects = new Set([top.digest, ...images.map((i) => i.digest)]);
+  const referrers: CheckedReferrer[] = [];
+  for (const d of rest) {
+    if (d.annotations?.["org.opencontainers.image.ref.name"])
+      throw new Error(`referrer ${d.digest} is tagged`);
+    if (d.mediaType !== "application/vnd.oci.image.manifest.v1+json" || !d.artifactType)
+      throw new Error(`referrer ${d.digest}: media type ${d.mediaType}, artifactType ${d.artifactType}`);
+    const manifest = await parse(d);
+    if (manifest.artifactType !== d.artifactType)
+      throw new Error(`referrer ${d.digest}: artifactType differs`);
+    if (!subjects.has(manifest.subject?.digest))
+      throw new Error(`referrer ${d.digest}: subject not in the layout`);
+    await blob(manifest.config);
+    if (manifest.layers.length !== 1)
+      throw new Error(`referrer ${d.digest}: ${manifest.layers.length} layers`);
+    referrers.push({ descriptor: d, manifest, layer: await blob(manifest.layers[0]) });
+    subjects.add(d.digest);
+  }
   const stray = (await readdir(join(dir, "blobs/sha256"))).filter((h) => !seen.has(h));
   if (stray.length > 0) throw new Error(`unreferenced blobs: ${stray.join(", ")}`);
-  return { top: index.manifests[0], images };
+  return { top, images, referrers };
 }
 
 export type Checked = Awaited<ReturnType<typeof checkLayout>>;

@@ -1,7 +1,8 @@
 /**
  * What npm run image holds actually runs: the host platform's image, unpacked into an empty root and
  * chrooted into, runs `aicr --version` as root and as its User; a binary that carries its runtime
- * layer saves the same platform image (same manifest digest), and that image runs too. Needs root.
+ * layer saves the same platform image (same manifest digest, same SBOM and provenance referrers),
+ * and that image runs too. Needs root.
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { existsSync } from "node:fs";
@@ -36,6 +37,10 @@ const VERSION_LINE = new RegExp(
 );
 
 const CAN_CHROOT = IS_ROOT && process.platform === "linux";
+
+/** The digests of the referrers a layout attaches to `digest`, in index.json's order. */
+const referrersOf = (c: Checked, digest: string): string[] =>
+  c.referrers.filter((r) => r.manifest.subject.digest === digest).map((r) => r.descriptor.digest);
 
 let work: string;
 let checked: Checked;
@@ -89,9 +94,13 @@ describe.skipIf(!CAN_CHROOT)(CHROOT, () => {
       platform: `linux/${HOST_ARCH}`,
       path: out,
     });
+    // the same SBOM and provenance referrers npm run image attached to this platform's manifest
+    const npmReferrers = referrersOf(checked, image(HOST_ARCH).digest);
+    expect(result.referrers.map((r: { digest: string }) => r.digest)).toEqual(npmReferrers);
 
     const single = await extractAndCheck(out, join(work, "saved"));
     expect(single.images.map((i) => i.digest)).toEqual([image(HOST_ARCH).digest]);
+    expect(single.referrers.map((r) => r.descriptor.digest)).toEqual(npmReferrers);
     await unpack(single.images[0]!.layers, join(work, "rootfs-saved"));
     const r = await chroot(join(work, "rootfs-saved"), "65534:65534", ["/usr/local/bin/aicr", "--version"]);
     expect(r).toMatchObject({ code: 0, stdout: expect.stringMatching(VERSION_LINE) });
@@ -112,8 +121,15 @@ describe.skipIf(!CAN_CHROOT)(CHROOT, () => {
     const binary = new Uint8Array(await readFile(aicr));
     expect(sha256(members.at(-1)!.data)).toBe(sha256(binary));
     // dist/aicr is byte-identical to dist/aicr-linux-x64 when both come from one checkout (scripts/build.ts)
-    if (sha256(binary) === sha256(new Uint8Array(await readFile(BINARIES[HOST_ARCH]))))
+    // its SBOM and provenance describe this manifest
+    expect(single.referrers.map((r) => [r.descriptor.artifactType, r.manifest.subject.digest])).toEqual([
+      ["application/spdx+json", digest],
+      ["application/vnd.in-toto+json", digest],
+    ]);
+    if (sha256(binary) === sha256(new Uint8Array(await readFile(BINARIES[HOST_ARCH])))) {
       expect(digest).toBe(image(HOST_ARCH).digest);
+      expect(single.referrers.map((r) => r.descriptor.digest)).toEqual(referrersOf(checked, digest));
+    }
     await unpack(single.images[0]!.layers, join(work, "rootfs-cli"));
     const r = await chroot(join(work, "rootfs-cli"), "65534:65534", ["/usr/local/bin/aicr", "--version"]);
     expect(r).toMatchObject({ code: 0, stdout: expect.stringMatching(VERSION_LINE) });

@@ -116,3 +116,74 @@ test("a binary must need exactly the declared set", () => {
   );
   expect(() => checkBinaryNeeds(binary(needs), "arm64", "aicr")).toThrow("machine x86_64");
 });
+
+const CONTROL = `Package: libc6
+Source: glibc
+Version: 2.36-9+deb12u14
+Architecture: amd64
+Maintainer: GNU Libc Maintainers <debian-glibc@lists.debian.org>
+Installed-Size: 13001
+Depends: libgcc-s1
+Recommends: libidn2-0 (>= 2.0.5~)
+Replaces: libc6-amd64
+Section: libs
+Priority: optional
+Multi-Arch: same
+Homepage: https://www.gnu.org/software/libc/libc.html
+Description: GNU C Library: Shared libraries
+ Contains the standard libraries that are used by nearly all programs on
+ the system.
+`;
+
+const md5 = (data: Uint8Array): string => new Bun.CryptoHasher("md5").update(data).digest("hex");
+const text = (s: string): string => write(new TextEncoder().encode(s));
+
+/** The status.d files for the fake package's closure (or the stderr line thrown). */
+function dpkgFiles(control: string, md5sums: string): { path: string; mode: number; data: string }[] {
+  const r = script(["dpkg", "amd64", write(writeTar(amd64Package())), text(control), text(md5sums)]);
+  if (r.code !== 0) throw new Error(r.stderr.trim());
+  return JSON.parse(r.stdout);
+}
+
+const md5sumsOf = (entries: TarEntry[]): string =>
+  entries.map((e) => (e.type === "file" ? `${md5(e.data)}  ${e.path}\n` : "")).join("");
+
+test("var/lib/dpkg/status.d/libc6: the control stanza as dpkg writes it installed (Status, dpkg's field order)", () => {
+  const [status, sums] = dpkgFiles(CONTROL, md5sumsOf(amd64Package()));
+  expect(status).toMatchObject({ path: "var/lib/dpkg/status.d/libc6", mode: 0o644 });
+  expect(status!.data).toBe(`Package: libc6
+Status: install ok installed
+Priority: optional
+Section: libs
+Installed-Size: 13001
+Maintainer: GNU Libc Maintainers <debian-glibc@lists.debian.org>
+Architecture: amd64
+Multi-Arch: same
+Source: glibc
+Version: 2.36-9+deb12u14
+Replaces: libc6-amd64
+Depends: libgcc-s1
+Recommends: libidn2-0 (>= 2.0.5~)
+Description: GNU C Library: Shared libraries
+ Contains the standard libraries that are used by nearly all programs on
+ the system.
+Homepage: https://www.gnu.org/software/libc/libc.html
+`);
+  // only the files the layer ships (libnss_files is in the package, not in the layer), in the package's order
+  expect(sums).toMatchObject({ path: "var/lib/dpkg/status.d/libc6.md5sums", mode: 0o644 });
+  expect(sums!.data).toBe(
+    md5sumsOf(amd64Package().filter((e) => !e.path.endsWith("libnss_files.so.2") && e.type === "file")),
+  );
+});
+
+test("refuses a control file with a Status or without a Version, and md5sums that disagree with the files", () => {
+  const sums = md5sumsOf(amd64Package());
+  expect(() => dpkgFiles(`${CONTROL}Status: install ok installed\n`, sums)).toThrow("has a Status field");
+  expect(() => dpkgFiles(CONTROL.replace(/^Version: .*\n/m, ""), sums)).toThrow("has no Version");
+  const wrong = sums.replace(/^[0-9a-f]{32}(?= {2}lib\/x86_64-linux-gnu\/libm\.so\.6)/m, "0".repeat(32));
+  expect(() => dpkgFiles(CONTROL, wrong)).toThrow(
+    `${AMD}/libm.so.6: the package's md5sums say ${"0".repeat(32)}`,
+  );
+  const missing = sums.replace(/^.*libdl\.so\.2\n/m, "");
+  expect(() => dpkgFiles(CONTROL, missing)).toThrow(`do not list ${AMD}/libdl.so.2`);
+});

@@ -12,6 +12,8 @@ import {
   runtimeAssetName,
 } from "../../src/image/_aicr-image.ts";
 import { readOciArchive } from "../../src/image/_archive.ts";
+import { sha256Digest } from "../../src/image/_oci.ts";
+import { imageAttestations } from "../../src/image/attest/_image-attestations.ts";
 import { type SaveOptions, saveImage } from "../../src/image/save.ts";
 import { rejection } from "../support/reject.ts";
 import { fakeBinary, fakeInfo, fakeRuntime } from "./_fixtures.ts";
@@ -47,20 +49,51 @@ async function setup(arch: Arch, over: Partial<SaveOptions> = {}): Promise<SaveO
   };
 }
 
-test("writes a one-platform archive whose manifest digest is the image's", async () => {
+test("writes a one-platform archive whose manifest digest is the image's, its SBOM and provenance as referrers", async () => {
   for (const arch of ["amd64", "arm64"] as const) {
     const options = await setup(arch, { output: join(dir, `${arch}.tar`) });
     const saved = await saveImage(options);
     const runtime = fakeRuntime(arch);
-    const expected = aicrImage(fakeInfo(arch, runtime), runtime, binaryLayer(fakeBinary(arch)));
+    const info = fakeInfo(arch, runtime);
+    const expected = aicrImage(info, runtime, binaryLayer(fakeBinary(arch)));
+    const binarySha = sha256Digest(fakeBinary(arch)).slice(7);
+    const attestations = imageAttestations(info, expected, binarySha);
     expect(saved).toEqual({
       digest: expected.descriptor.digest,
       platform: `linux/${arch}`,
       path: options.output,
+      referrers: [
+        {
+          digest: attestations[0]!.artifact.descriptor.digest,
+          name: `aicr-image-1.2.3.linux-${arch}.spdx.json`,
+        },
+        {
+          digest: attestations[1]!.artifact.descriptor.digest,
+          name: `aicr-image-1.2.3.linux-${arch}.provenance.json`,
+        },
+      ],
     });
     const oci = readOciArchive(new Uint8Array(await readFile(options.output)));
     expect(oci.images.map((i) => i.descriptor.digest)).toEqual([expected.descriptor.digest]);
     expect(oci.index.manifests[0]?.annotations?.["org.opencontainers.image.ref.name"]).toBe("v1.2.3");
+    // the SBOM and provenance referrers of the manifest, each one layer: the bytes npm run image writes
+    const referrers = oci.referrersOf(expected.descriptor.digest);
+    expect(referrers.map((r) => r.descriptor.artifactType)).toEqual([
+      "application/spdx+json",
+      "application/vnd.in-toto+json",
+    ]);
+    for (const [i, r] of referrers.entries()) {
+      expect(r.descriptor.digest).toBe(attestations[i]!.artifact.descriptor.digest);
+      expect(oci.blob(r.manifest.layers[0]!.digest)).toEqual(attestations[i]!.data);
+    }
+    const sbom = JSON.parse(new TextDecoder().decode(attestations[0]!.data));
+    expect(sbom.packages[0].externalRefs[0].referenceLocator).toContain(
+      `pkg:oci/aicr@sha256%3A${expected.descriptor.digest.slice(7)}?arch=${arch}`,
+    );
+    const provenance = JSON.parse(new TextDecoder().decode(attestations[1]!.data));
+    expect(provenance.subject).toEqual([
+      { name: "registry.example/team/aicr", digest: { sha256: expected.descriptor.digest.slice(7) } },
+    ]);
   }
   expect((await readdir(dir)).sort()).toEqual(["aicr-amd64", "aicr-arm64", "amd64.tar", "arm64.tar"]);
 });
