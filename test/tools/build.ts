@@ -69,6 +69,12 @@ const GO_ENV = {
   GOFLAGS: "-buildvcs=false -trimpath",
 };
 
+/** One line for a test's name: the failure's first and last lines, and where the whole output is. */
+const summary = (reason: string, file: string): string => {
+  const lines = reason.trim().split("\n");
+  return `${lines[0]}${lines.length > 1 ? ` … ${lines.at(-1)}` : ""} (${file})`;
+};
+
 /** The last lines of go's output: the reason a build failed. */
 const tail = (text: string, lines = 15): string => text.trimEnd().split("\n").slice(-lines).join("\n");
 
@@ -91,7 +97,8 @@ async function buildOne(name: ToolName, retry: boolean): Promise<ToolResult> {
   const path = join(dir, name);
   const failedFile = join(root, `${key}.failed`);
   if (existsSync(path)) return { name, path, built: false, seconds: 0 };
-  if (existsSync(failedFile) && !retry) return { name, failed: readFileSync(failedFile, "utf8") };
+  if (existsSync(failedFile) && !retry)
+    return { name, failed: summary(readFileSync(failedFile, "utf8"), failedFile) };
   rmSync(failedFile, { force: true });
   mkdirSync(root, { recursive: true });
   const tmp = join(root, `${key}.tmp-${process.pid}`);
@@ -112,7 +119,7 @@ async function buildOne(name: ToolName, retry: boolean): Promise<ToolResult> {
     const reason = `go ${name === "registry" ? "build" : "install"} of ${key} failed:\n${failure ?? "no binary"}`;
     writeFileSync(failedFile, `${reason}\n`);
     process.stderr.write(`${reason}\n`);
-    return { name, failed: reason };
+    return { name, failed: summary(reason, failedFile) };
   }
   rmSync(dir, { recursive: true, force: true });
   renameSync(tmp, dir);
@@ -144,6 +151,6 @@ if (import.meta.main) {
     process.stdout.write(
       "path" in r
         ? `${r.name}\t${r.path}${r.built ? `\t(built in ${r.seconds.toFixed(1)} s)` : ""}\n`
-        : `${r.name}\tNOT BUILT: ${r.failed.split("\n")[0]} (tests that need it skip; --retry to try again)\n`,
+        : `${r.name}\tNOT BUILT: ${r.failed}; tests that need it skip (--retry tries again)\n`,
     );
 }
