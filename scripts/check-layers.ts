@@ -33,8 +33,11 @@ const LAYERS: string[][] = [
 const PURE = [
   /^rbac\/_?(rules|render|objects)\.ts$/,
   /^core\/(names|labels|errors|url)\.ts$/,
-  /^image\/_?(tar|oci|archive|elf|layer|layout|aicr-image)\.ts$/,
-  /^image\/registry\/_?(reference|plan|challenge)\.ts$/,
+  /^image\/_?(tar|oci|archive|elf|layer|layout|aicr-image|referrers)\.ts$/,
+  /^image\/registry\/_?(reference|plan|challenge|referrer-tags)\.ts$/,
+  /^image\/attest\/_(facts|spdx|provenance|image-attestations|purl|license)\.ts$/,
+  /^image\/sign\/(_payload|_ecdsa|_nacl|_signature|sign-archive)\.ts$/,
+  /^image\/verify\/(report|_documents)\.ts$/,
   /^run\/run-id\.ts$/,
   /^snapshot\/_?(build|schema|cm-uri|configmap|providers|table|template|readings)\.ts$/,
   /^diff\/(compare|glob|report|fleet|fleet-report|node-specific)\.ts$/,
