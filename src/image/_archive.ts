@@ -37,8 +37,19 @@ export interface OciArchive {
   referrersOf(digest: string): Referrer[];
 }
 
+/**
+ * An archive that is not what it should be. `format`: not an OCI layout tar (the wrong file, a
+ * truncated copy); `integrity`: a layout whose content is not what its descriptors name (a blob
+ * missing, resized or altered, a referrer of something absent) — what tampering looks like.
+ */
 export class ArchiveError extends Error {
   override readonly name = "ArchiveError";
+  constructor(
+    message: string,
+    readonly kind: "format" | "integrity" = "format",
+  ) {
+    super(message);
+  }
 }
 
 const json = <T>(bytes: Uint8Array, what: string): T => {
@@ -74,6 +85,7 @@ export function orderReferrers<T extends { descriptor: Descriptor; subject: stri
       const r = pending[0]!;
       throw new ArchiveError(
         `referrer ${r.descriptor.digest} describes ${r.subject}, which is not in the layout`,
+        "integrity",
       );
     }
     ready.sort(
@@ -93,7 +105,13 @@ export function orderReferrers<T extends { descriptor: Descriptor; subject: stri
 
 export function readOciArchive(bytes: Uint8Array): OciArchive {
   const files = new Map<string, Uint8Array>();
-  for (const m of readTar(bytes)) if (m.type === "file") files.set(m.path.replace(/^\.\//, ""), m.data);
+  let members: ReturnType<typeof readTar>;
+  try {
+    members = readTar(bytes);
+  } catch (err) {
+    throw new ArchiveError(`not a tar archive: ${(err as Error).message}`);
+  }
+  for (const m of members) if (m.type === "file") files.set(m.path.replace(/^\.\//, ""), m.data);
   const layout = files.get("oci-layout");
   if (!layout) throw new ArchiveError("no oci-layout file: not an OCI image layout archive");
   const version = json<{ imageLayoutVersion?: string }>(layout, "oci-layout").imageLayoutVersion;
@@ -109,11 +127,14 @@ export function readOciArchive(bytes: Uint8Array): OciArchive {
     if (hit) return hit;
     const [algo, hex] = String(d.digest).split(":");
     const data = files.get(`blobs/${algo}/${hex}`);
-    if (!data) throw new ArchiveError(`${what} ${d.digest} is missing from the archive`);
+    if (!data) throw new ArchiveError(`${what} ${d.digest} is missing from the archive`, "integrity");
     if (data.length !== d.size)
-      throw new ArchiveError(`${what} ${d.digest} has ${data.length} bytes, its descriptor says ${d.size}`);
+      throw new ArchiveError(
+        `${what} ${d.digest} has ${data.length} bytes, its descriptor says ${d.size}`,
+        "integrity",
+      );
     const actual = sha256Digest(data);
-    if (actual !== d.digest) throw new ArchiveError(`${what} ${d.digest} has digest ${actual}`);
+    if (actual !== d.digest) throw new ArchiveError(`${what} ${d.digest} has digest ${actual}`, "integrity");
     checked.set(d.digest, data);
     return data;
   };

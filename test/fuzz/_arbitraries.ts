@@ -275,7 +275,8 @@ export function positionalFor(
   name: string,
   ctx: { inputs: readonly string[]; registry: string; secret?: string },
 ): fc.Arbitrary<string> {
-  if (command === "image push" && name === "archive") return fc.constantFrom(...ctx.inputs);
+  if ((command === "image push" || command === "image sign") && name === "archive")
+    return fc.constantFrom(...ctx.inputs);
   if (command === "image push" && name === "destination")
     return fc.constantFrom(
       `${ctx.registry}/fuzz/aicr:1`,

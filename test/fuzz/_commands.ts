@@ -19,6 +19,7 @@ const MODULES: [string[], () => Promise<{ default: unknown }>][] = [
   [["image", "list"], () => import("../../src/commands/image-list.ts")],
   [["image", "push"], () => import("../../src/commands/image-push.ts")],
   [["image", "save"], () => import("../../src/commands/image-save.ts")],
+  [["image", "sign"], () => import("../../src/commands/image-sign.ts")],
   [["image", "verify"], () => import("../../src/commands/image-verify.ts")],
   [["version"], () => import("../../src/commands/version.ts")],
 ];

@@ -4,8 +4,11 @@
  * the table whole: a command's flag whose value is a path (its value hint says so) that is not here
  * fails the suite until it is added.
  */
+
+import { generateKeyPairSync } from "node:crypto";
 import { join } from "node:path";
 import { ROOT } from "../e2e/_aicr.ts";
+import { SIGSTORE_KEY } from "../image/_sign-fixtures.ts";
 import type { CountingServer, InputKind, Workspace } from "./_harness.ts";
 
 export const FIXTURES = {
@@ -34,6 +37,11 @@ MFkwEwYHKoZIzj0CAQYIKoZIzj0DAQcDQgAEbS9cCpZr5FOyQ3tb/+hv1hJsrxC6
 mzObswhfJj3i4U4NafRpL6Z7HgV8cP05TjnbN95y0W1zt2vXsSB1d0fSGg==
 -----END PUBLIC KEY-----
 `;
+/** A P-256 private key (aicr image sign --key): the archive under test is the only bad input. */
+const SIGN_KEY = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({
+  format: "pem",
+  type: "pkcs8",
+}) as string;
 const ECHOED = "its content is what the flag prints (a template is literal text)";
 const READINGS = "its settings become readings of the snapshot printed (the user's own file)";
 
@@ -189,6 +197,29 @@ export const FILE_FLAGS: FileFlag[] = [
     ],
   },
   { id: "image save -o", role: "output", argv: (p) => ["image", "save", "-o", p] },
+  // aicr image sign (the key is read first, then the archive)
+  {
+    id: "image sign <archive>",
+    role: "input",
+    argv: (p, { ws }) => ["image", "sign", p, "--key", ws.file(SIGN_KEY, "sign.pem")],
+  },
+  {
+    id: "image sign --key",
+    role: "input",
+    argv: (p, { ws }) => ["image", "sign", ws.input("empty"), "--key", p],
+  },
+  {
+    id: "image sign --password-stdin",
+    role: "stdin",
+    argv: (_p, { ws }) => [
+      "image",
+      "sign",
+      ws.input("empty"),
+      "--key",
+      ws.file(SIGSTORE_KEY, "cosign.key"),
+      "--password-stdin",
+    ],
+  },
   // aicr image verify
   {
     id: "image verify <image>",
@@ -274,4 +305,4 @@ export const FILE_FLAGS: FileFlag[] = [
 /** Value hints that name a path: a flag with one of these must be in the table above. */
 export const PATH_HINTS = ["file", "path", "src", "dest", "dir|file", "file.tar"];
 /** Positionals that name a path, by `<command> <name>`. */
-export const PATH_POSITIONALS = ["image push archive", "image verify image"];
+export const PATH_POSITIONALS = ["image push archive", "image sign archive", "image verify image"];

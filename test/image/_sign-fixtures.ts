@@ -5,8 +5,7 @@
  */
 
 /** cosign generate-key-pair's format (standard scrypt, N = 65536), password "correct horse". */
-export const SIGSTORE_KEY = `go: downloading golang.org/x/crypto v0.40.0
------BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----
+export const SIGSTORE_KEY = `-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----
 eyJrZGYiOnsibmFtZSI6InNjcnlwdCIsInBhcmFtcyI6eyJOIjo2NTUzNiwiciI6
 OCwicCI6MX0sInNhbHQiOiJnd0Zzd3ZJQ245SWxxRitRL0dDWGVwYTQ0bEJqbWlX
 cGkzTGN0bWIvT25rPSJ9LCJjaXBoZXIiOnsibmFtZSI6Im5hY2wvc2VjcmV0Ym94

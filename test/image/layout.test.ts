@@ -364,8 +364,37 @@ test("readOciArchive refuses a referrer whose subject is absent, or whose blob i
       .filter((b) => b.digest !== EMPTY_CONFIG.digest)
       .map((b) => ({ path: `blobs/sha256/${b.digest.slice(7)}`, data: b.data })),
   ]);
-  expect(() => readOciArchive(withStranger)).toThrow(ArchiveError);
+  expect(kindOf(() => readOciArchive(withStranger))).toBe("integrity");
   expect(() => readOciArchive(withStranger)).toThrow(
     `describes ${sha256Digest("elsewhere")}, which is not in the layout`,
   );
+});
+
+/** The ArchiveError's kind a read throws, or what else happened. */
+function kindOf(read: () => unknown): string {
+  try {
+    read();
+    return "no error";
+  } catch (err) {
+    return err instanceof ArchiveError ? err.kind : `not an ArchiveError: ${err}`;
+  }
+}
+
+test("ArchiveError tells a file that is no OCI layout (format) from a layout whose content was altered (integrity)", () => {
+  const { amd, arm } = withReferrers();
+  const good = layoutArchive(aicrLayout([amd.image, arm.image], [amd.info, arm.info]));
+  expect(kindOf(() => readOciArchive(new TextEncoder().encode("not a tar, only some text")))).toBe("format");
+  expect(kindOf(() => readOciArchive(good.subarray(0, 700)))).toBe("format");
+  const files = readTar(good).flatMap((m) => (m.type === "file" ? [{ path: m.path, data: m.data }] : []));
+  const tarOf = (fs: { path: string; data: Uint8Array }[]) => layoutArchive({ files: fs });
+  // the largest blob: a layer
+  const layer = files
+    .filter((f) => f.path.startsWith("blobs/"))
+    .reduce((a, b) => (b.data.length > a.data.length ? b : a));
+  const altered = files.map((f) =>
+    f === layer ? { path: f.path, data: f.data.map((b, i) => (i === 0 ? b ^ 1 : b)) } : f,
+  );
+  expect(kindOf(() => readOciArchive(tarOf(altered)))).toBe("integrity");
+  expect(kindOf(() => readOciArchive(tarOf(files.filter((f) => f !== layer))))).toBe("integrity");
+  expect(kindOf(() => readOciArchive(tarOf(files.filter((f) => f.path !== "oci-layout"))))).toBe("format");
 });

@@ -1,7 +1,7 @@
 import { expect, test } from "bun:test";
 import { generateKeyPairSync, sign } from "node:crypto";
 import { aicrLayout } from "../../src/image/_aicr-image.ts";
-import { readOciArchive } from "../../src/image/_archive.ts";
+import { ArchiveError, readOciArchive } from "../../src/image/_archive.ts";
 import { appendReferrers, layoutArchive } from "../../src/image/_layout.ts";
 import { canonicalJson, type Descriptor, type Index } from "../../src/image/_oci.ts";
 import {
@@ -234,5 +234,6 @@ test("the repository comes from io.containerd.image.name; without it (or unparsa
 });
 
 test("an archive that does not read is refused before anything is signed", () => {
-  expect(() => signArchive(enc("not a tar"), key)).toThrow();
+  expect(() => signArchive(enc("not a tar"), key)).toThrow(ArchiveError);
+  expect(() => signArchive(new Uint8Array(1024).fill(7), key)).toThrow("not a tar archive");
 });

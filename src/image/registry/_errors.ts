@@ -88,7 +88,7 @@ export function transportError(err: unknown, registry: string, plainHttp: boolea
     {
       remedy: plainHttp
         ? "check that the registry serves plain HTTP on this port (drop --plain-http for HTTPS)"
-        : "retry the push (it resumes with the blobs already uploaded); if it keeps failing, check whether the registry serves plain HTTP (--plain-http)",
+        : "retry (a push resumes with the blobs already uploaded); if it keeps failing, check whether the registry serves plain HTTP (--plain-http)",
       context: { ...context, retryable: RETRYABLE_NET.has(code) },
     },
   );
@@ -119,7 +119,7 @@ const REMEDY: Record<number, string> = {
   404: "check the repository name; some registries need the repository (or project) created before a push",
   405: "this registry (or this endpoint) does not accept pushes; check it is not a read-only mirror or pull-through cache",
   413: "the registry or a proxy in front of it refuses bodies this large; raise its request size limit",
-  429: "the registry is rate limiting; wait and retry the push (it resumes with the blobs already uploaded)",
+  429: "the registry is rate limiting; wait and retry (a push resumes with the blobs already uploaded)",
 };
 
 /** An HTTP error answer → AicrError; 429 and 5xx are marked retryable. */
@@ -134,7 +134,7 @@ export async function httpError(res: Response, doing: string, registry: string):
       remedy:
         REMEDY[status] ??
         (status >= 500
-          ? "the registry failed on its side; retry the push (it resumes with the blobs already uploaded)"
+          ? "the registry failed on its side; retry (a push resumes with the blobs already uploaded)"
           : undefined),
       context: { registry, status, retryable: status >= 500 || status === 429 },
     },

@@ -64,9 +64,6 @@ const exists = (path: string): boolean => {
 };
 
 /** An ArchiveError that says the content is not what its digests name (vs. not an OCI archive at all). */
-const INTEGRITY =
-  /has digest sha256:|bytes, its descriptor says|is missing from the archive|which is not in the layout/;
-
 function reference(value: string): ImageReference {
   let ref: ImageReference;
   try {
@@ -105,7 +102,7 @@ function archiveTarget(path: string): VerifyTarget {
     archive = readOciArchive(bytes);
   } catch (err) {
     const message = (err as Error).message;
-    const root = err instanceof ArchiveError && INTEGRITY.test(message) ? namedRoot(bytes) : undefined;
+    const root = err instanceof ArchiveError && err.kind === "integrity" ? namedRoot(bytes) : undefined;
     if (root) return { kind: "broken-archive", path, root, reason: message };
     throw invalid(`The archive ${JSON.stringify(path)} is not a valid OCI archive: ${message}`, {
       remedy: "verify an archive written by npm run image or aicr image save, copied completely",
