@@ -200,7 +200,8 @@ describe("README states the caps the reader applies", () => {
       ["--config, --cluster-config, provider dumps", INPUT_LIMITS.config],
       ["--template", INPUT_LIMITS.template],
       ["Docker config.json", INPUT_LIMITS.dockerConfig],
-      ["image push archive", INPUT_LIMITS.archive],
+      ["image push / sign / verify archive", INPUT_LIMITS.archive],
+      ["image sign --key, image verify --key", INPUT_LIMITS.pem],
       ["--password-stdin", INPUT_LIMITS.password],
       ["a kubeconfig user's token-file", INPUT_LIMITS.token],
     ];
