@@ -3,6 +3,7 @@ import { resolveCredentials } from "../image/registry/credentials.ts";
 import { PASSWORD_INPUT, resolvePushInputs } from "../image/registry/options.ts";
 import { formatSize, pushArchive } from "../image/registry/push.ts";
 import { defineAicrCommand } from "./_define.ts";
+import { registryArgs } from "./_registry-flags.ts";
 
 /** aicr image push: check every input → credentials → push over the OCI distribution API → print the digest. */
 export default defineAicrCommand({
@@ -22,21 +23,7 @@ export default defineAicrCommand({
       type: "positional",
       description: "<registry>/<repository>[:<tag>] (tag default: the archive's ref.name)",
     },
-    username: {
-      type: "string",
-      description: "Registry user (default: from docker login)",
-      valueHint: "user",
-    },
-    "password-stdin": { type: "boolean", description: "Read the password for --username from stdin" },
-    "ca-file": {
-      type: "string",
-      description: "Also trust this CA (PEM) for the registry's TLS certificate",
-      valueHint: "path",
-    },
-    "plain-http": {
-      type: "boolean",
-      description: "Speak plain HTTP (credentials only to a registry on this machine)",
-    },
+    ...registryArgs,
     "mount-from": {
       type: "string",
       description: "Mount blobs from this repository on the same registry instead of uploading them",

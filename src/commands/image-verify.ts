@@ -6,6 +6,7 @@ import { renderText, verificationFailed } from "../image/verify/report.ts";
 import { verifyImage } from "../image/verify/verify.ts";
 import { defineAicrCommand } from "./_define.ts";
 import { textOrJson, textOrJsonArg } from "./_output.ts";
+import { registryArgs } from "./_registry-flags.ts";
 
 /**
  * aicr image verify: every input checked → the image read (archive or registry) → the report on
@@ -33,21 +34,7 @@ export default defineAicrCommand({
       valueHint: "file",
     },
     output: textOrJsonArg("Output format: text (one line per check, default) or json (the report)"),
-    username: {
-      type: "string",
-      description: "Registry user (default: from docker login)",
-      valueHint: "user",
-    },
-    "password-stdin": { type: "boolean", description: "Read the password for --username from stdin" },
-    "ca-file": {
-      type: "string",
-      description: "Also trust this CA (PEM) for the registry's TLS certificate",
-      valueHint: "path",
-    },
-    "plain-http": {
-      type: "boolean",
-      description: "Speak plain HTTP (credentials only to a registry on this machine)",
-    },
+    ...registryArgs,
   },
   async run(ctx, flags) {
     const output = textOrJson(flags, "pass -o json for the report as JSON, or omit -o");

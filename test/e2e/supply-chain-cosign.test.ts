@@ -20,6 +20,7 @@ import { signBlob } from "../../src/image/sign/blob.ts";
 import { DIST, VERSION } from "../image/_image.ts";
 import {
   cosignOffline,
+  eachTarget,
   type KeyPair,
   ok,
   opensslKeyPair,
@@ -73,15 +74,7 @@ describe.skipIf(cosign.missing !== undefined)(
         { kind: `linux/${arch} provenance`, digest: p.graph.only(descriptor.digest, ARTIFACT.intoto).digest },
       ]),
     ];
-    const each = (name: string, fn: (t: Target) => Promise<void>) =>
-      test.each([["docker-registry 2.8", "tag-scheme"] as const, ["go-containerregistry", "api"] as const])(
-        `${name} — %s (%s)`,
-        async (_label, via) => {
-          const t = p.targets.find((x) => x.via === via);
-          if (!t) throw new Error(`the referrers-API registry is missing: ${p.apiMissing}`);
-          await fn(t);
-        },
-      );
+    const each = (name: string, fn: (t: Target) => Promise<void>) => eachTarget(() => p, name, fn);
     const payloads = (stdout: string) =>
       (
         JSON.parse(stdout) as {

@@ -13,7 +13,15 @@ import { join } from "node:path";
 import type { Index, Manifest } from "../../src/image/_oci.ts";
 import { ARTIFACT, COSIGN_SIGNATURE_ANNOTATION, TITLE_ANNOTATION } from "../../src/image/_referrers.ts";
 import { DIST, VERSION } from "../image/_image.ts";
-import { type Graph, ok, type Pushed, pushedImage, run, type Target } from "../tools/supply-chain.ts";
+import {
+  eachTarget,
+  type Graph,
+  ok,
+  type Pushed,
+  pushedImage,
+  run,
+  type Target,
+} from "../tools/supply-chain.ts";
 import { tool } from "../tools/tools.ts";
 
 const SETUP_MS = 180_000;
@@ -101,15 +109,7 @@ describe.skipIf(missing !== "")(
       }
     });
 
-    const each = (name: string, fn: (t: Target) => Promise<void>) =>
-      test.each([["docker-registry 2.8", "tag-scheme"] as const, ["go-containerregistry", "api"] as const])(
-        `${name} — %s (%s)`,
-        async (_label, via) => {
-          const t = p.targets.find((x) => x.via === via);
-          if (!t) throw new Error(`the referrers-API registry is missing: ${p.apiMissing}`);
-          await fn(t);
-        },
-      );
+    const each = (name: string, fn: (t: Target) => Promise<void>) => eachTarget(() => p, name, fn);
 
     each(
       "oras discover lists each manifest's referrers and theirs, through that registry's own way",

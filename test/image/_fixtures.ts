@@ -2,6 +2,14 @@
 import { type Arch, aicrImage, binaryLayer, type ImageInfo } from "../../src/image/_aicr-image.ts";
 import { buildLayer, type Layer } from "../../src/image/_layer.ts";
 import type { BuiltImage } from "../../src/image/_layout.ts";
+import type { Descriptor } from "../../src/image/_oci.ts";
+import {
+  ARTIFACT,
+  type Artifact,
+  buildArtifact,
+  PREDICATE_TYPE_ANNOTATION,
+  TITLE_ANNOTATION,
+} from "../../src/image/_referrers.ts";
 import { BUN_RUNTIME_PACKAGE, type BuildFacts } from "../../src/image/attest/_facts.ts";
 import { fakeElf } from "./_elf.ts";
 
@@ -84,3 +92,31 @@ export function fakeImage(arch: Arch): { image: BuiltImage; info: ImageInfo } {
   const info = fakeInfo(arch, runtime);
   return { image: aicrImage(info, runtime, binaryLayer(fakeBinary(arch))), info };
 }
+
+/** A stand-in SBOM referrer of `subject`: an SPDX artifact whose layer is titled `name`. */
+export const fakeSbom = (subject: Descriptor, name: string): Artifact =>
+  buildArtifact({
+    artifactType: ARTIFACT.spdx,
+    subject,
+    layers: [
+      {
+        mediaType: ARTIFACT.spdx,
+        data: new TextEncoder().encode(`{"name":"${name}"}\n`),
+        annotations: { [TITLE_ANNOTATION]: name },
+      },
+    ],
+  });
+
+/** A stand-in provenance referrer of `subject` (in-toto, SLSA v1 predicate type). */
+export const fakeProvenance = (subject: Descriptor): Artifact =>
+  buildArtifact({
+    artifactType: ARTIFACT.intoto,
+    subject,
+    layers: [
+      {
+        mediaType: ARTIFACT.intoto,
+        data: new TextEncoder().encode(`{"subject":"${subject.digest}"}\n`),
+      },
+    ],
+    annotations: { [PREDICATE_TYPE_ANNOTATION]: "https://slsa.dev/provenance/v1" },
+  });

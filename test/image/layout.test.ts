@@ -24,11 +24,16 @@ import {
   buildArtifact,
   COSIGN_SIGNATURE_ANNOTATION,
   EMPTY_CONFIG,
-  PREDICATE_TYPE_ANNOTATION,
-  TITLE_ANNOTATION,
 } from "../../src/image/_referrers.ts";
 import { readTar } from "../../src/image/_tar.ts";
-import { fakeBinary, fakeImage, fakeInfo, fakeRuntime } from "./_fixtures.ts";
+import {
+  fakeBinary,
+  fakeImage,
+  fakeInfo,
+  fakeRuntime,
+  fakeProvenance as provenanceOf,
+  fakeSbom as sbomOf,
+} from "./_fixtures.ts";
 
 const json = <T>(bytes: Uint8Array | undefined): T => JSON.parse(new TextDecoder().decode(bytes)) as T;
 
@@ -184,25 +189,6 @@ test("image info: encoded canonically, parsed back, malformed info refused", () 
 });
 
 const enc = (text: string): Uint8Array => new TextEncoder().encode(text);
-const sbomOf = (subject: Descriptor, name: string): Artifact =>
-  buildArtifact({
-    artifactType: ARTIFACT.spdx,
-    subject,
-    layers: [
-      {
-        mediaType: ARTIFACT.spdx,
-        data: enc(`{"name":"${name}"}\n`),
-        annotations: { [TITLE_ANNOTATION]: name },
-      },
-    ],
-  });
-const provenanceOf = (subject: Descriptor): Artifact =>
-  buildArtifact({
-    artifactType: ARTIFACT.intoto,
-    subject,
-    layers: [{ mediaType: ARTIFACT.intoto, data: enc(`{"subject":"${subject.digest}"}\n`) }],
-    annotations: { [PREDICATE_TYPE_ANNOTATION]: "https://slsa.dev/provenance/v1" },
-  });
 const signatureOf = (subject: Descriptor): Artifact =>
   buildArtifact({
     artifactType: ARTIFACT.cosignSignature,

@@ -4,20 +4,13 @@ import { aicrLayout } from "../../src/image/_aicr-image.ts";
 import { ArchiveError, readOciArchive } from "../../src/image/_archive.ts";
 import { appendReferrers, layoutArchive } from "../../src/image/_layout.ts";
 import { canonicalJson, type Descriptor, type Index } from "../../src/image/_oci.ts";
-import {
-  ARTIFACT,
-  type Artifact,
-  buildArtifact,
-  COSIGN_SIGNATURE_ANNOTATION,
-  PREDICATE_TYPE_ANNOTATION,
-  TITLE_ANNOTATION,
-} from "../../src/image/_referrers.ts";
+import { ARTIFACT, buildArtifact, COSIGN_SIGNATURE_ANNOTATION } from "../../src/image/_referrers.ts";
 import { readTar } from "../../src/image/_tar.ts";
 import { loadSigningKey, verifySignature } from "../../src/image/sign/_keys.ts";
 import { buildPayload, parsePayload } from "../../src/image/sign/_payload.ts";
 import { signatureLayers } from "../../src/image/sign/_signature.ts";
 import { signArchive } from "../../src/image/sign/sign-archive.ts";
-import { fakeImage } from "./_fixtures.ts";
+import { fakeImage, fakeProvenance as provenanceOf, fakeSbom as sbomOf } from "./_fixtures.ts";
 
 const REPOSITORY = "registry.example/team/aicr";
 const enc = (text: string): Uint8Array => new TextEncoder().encode(text);
@@ -28,26 +21,6 @@ function newKey() {
   return { pair, key: loadSigningKey(pem, { flag: "--key", path: "k.pem" }) };
 }
 const { pair, key } = newKey();
-
-const sbomOf = (subject: Descriptor, name: string): Artifact =>
-  buildArtifact({
-    artifactType: ARTIFACT.spdx,
-    subject,
-    layers: [
-      {
-        mediaType: ARTIFACT.spdx,
-        data: enc(`{"name":"${name}"}\n`),
-        annotations: { [TITLE_ANNOTATION]: name },
-      },
-    ],
-  });
-const provenanceOf = (subject: Descriptor): Artifact =>
-  buildArtifact({
-    artifactType: ARTIFACT.intoto,
-    subject,
-    layers: [{ mediaType: ARTIFACT.intoto, data: enc(`{"subject":"${subject.digest}"}\n`) }],
-    annotations: { [PREDICATE_TYPE_ANNOTATION]: "https://slsa.dev/provenance/v1" },
-  });
 
 /** What npm run image writes: an index of two platforms, an SBOM and provenance of each. */
 function multiArch(): { archive: Uint8Array; index: string; amd: string; arm: string } {

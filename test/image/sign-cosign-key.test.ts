@@ -1,6 +1,5 @@
 import { expect, test } from "bun:test";
 import { generateKeyPairSync, randomBytes } from "node:crypto";
-import { AicrError } from "../../src/core/errors.ts";
 import { scryptKey } from "../../src/image/sign/_cosign-key.ts";
 import {
   loadSigningKey,
@@ -9,6 +8,7 @@ import {
   verifySignature,
 } from "../../src/image/sign/_keys.ts";
 import { secretboxSeal } from "../../src/image/sign/_nacl.ts";
+import { thrown } from "../support/reject.ts";
 import {
   COSIGN_KEY,
   COSIGN_KEY_PUB,
@@ -18,16 +18,6 @@ import {
 } from "./_sign-fixtures.ts";
 
 const SOURCE = { flag: "--key", path: "cosign.key" };
-
-function refusal(fn: () => unknown): AicrError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AicrError);
-    return err as AicrError;
-  }
-  throw new Error("expected a refusal");
-}
 
 /** The envelope JSON of a cosign key file. */
 function envelopeOf(pem: string): Record<string, unknown> {
@@ -67,12 +57,12 @@ test("the older ENCRYPTED COSIGN PRIVATE KEY label with legacy scrypt and an emp
 });
 
 test("a wrong password, or none, is refused without a byte of the key", () => {
-  const wrong = refusal(() => loadSigningKey(SIGSTORE_KEY, SOURCE, { password: "correct horsE" }));
+  const wrong = thrown(() => loadSigningKey(SIGSTORE_KEY, SOURCE, { password: "correct horsE" }));
   expect(wrong.code).toBe("INVALID_REQUEST");
   expect(wrong.message).toBe('--key "cosign.key": wrong password or damaged key');
   expect(wrong.remedy).toContain("--password-stdin");
   expect(`${wrong.message}${wrong.remedy}`).not.toContain("correct horsE");
-  const none = refusal(() => loadSigningKey(SIGSTORE_KEY, SOURCE));
+  const none = thrown(() => loadSigningKey(SIGSTORE_KEY, SOURCE));
   expect(none.message).toContain("needs its password");
   expect(none.remedy).toContain("AICR_SIGNING_KEY_PASSWORD");
 });
@@ -82,7 +72,7 @@ test("a damaged ciphertext is the same refusal as a wrong password", () => {
   const ct = Buffer.from(String(env.ciphertext), "base64");
   ct[20] = (ct[20] as number) ^ 1;
   const pem = pemOf({ ...env, ciphertext: ct.toString("base64") });
-  expect(refusal(() => loadSigningKey(pem, SOURCE, { password: SIGSTORE_KEY_PASSWORD })).message).toContain(
+  expect(thrown(() => loadSigningKey(pem, SOURCE, { password: SIGSTORE_KEY_PASSWORD })).message).toContain(
     "wrong password or damaged key",
   );
 });
@@ -97,7 +87,7 @@ test("scrypt parameters other than cosign's three are refused before any work (n
     { N: 65536, r: 8, p: 64 },
     { N: "65536", r: 8, p: 1 },
   ]) {
-    const err = refusal(() =>
+    const err = thrown(() =>
       loadSigningKey(pemOf({ ...env, kdf: { ...kdf, params } }), SOURCE, { password: "x" }),
     );
     expect(err.message).toContain("scrypt parameters");
@@ -118,12 +108,12 @@ test("an envelope that is not cosign's: other KDF, other cipher, bad nonce, bad 
     [{ ...env, kdf: undefined }, "has no kdf and cipher"],
   ];
   for (const [envelope, problem] of cases)
-    expect(refusal(() => loadSigningKey(pemOf(envelope), SOURCE, { password: "x" })).message).toContain(
+    expect(thrown(() => loadSigningKey(pemOf(envelope), SOURCE, { password: "x" })).message).toContain(
       problem,
     );
   const notJson =
     "-----BEGIN ENCRYPTED SIGSTORE PRIVATE KEY-----\nAAAA\n-----END ENCRYPTED SIGSTORE PRIVATE KEY-----\n";
-  expect(refusal(() => loadSigningKey(notJson, SOURCE, { password: "x" })).message).toContain(
+  expect(thrown(() => loadSigningKey(notJson, SOURCE, { password: "x" })).message).toContain(
     "not cosign's JSON envelope",
   );
 });
@@ -133,7 +123,7 @@ test("a cosign key file holding another kind of key is refused naming it", () =>
     format: "der",
     type: "pkcs8",
   });
-  expect(refusal(() => loadSigningKey(sealKey(p384, "pw"), SOURCE, { password: "pw" })).message).toBe(
+  expect(thrown(() => loadSigningKey(sealKey(p384, "pw"), SOURCE, { password: "pw" })).message).toBe(
     '--key "cosign.key": an EC key on curve secp384r1; aicr signs with ECDSA P-256 (prime256v1) keys only',
   );
   const p256 = generateKeyPairSync("ec", { namedCurve: "P-256" });

@@ -1,12 +1,13 @@
 import { expect, test } from "bun:test";
 import { createHash, generateKeyPairSync, type KeyObject, sign } from "node:crypto";
-import { AicrError } from "../../src/core/errors.ts";
+import type { AicrError } from "../../src/core/errors.ts";
 import {
   loadSigningKey,
   loadVerificationKey,
   pemBlocks,
   verifySignature,
 } from "../../src/image/sign/_keys.ts";
+import { thrown } from "../support/reject.ts";
 
 const SOURCE = { flag: "--key", path: "/keys/k.pem" };
 const p256 = generateKeyPairSync("ec", { namedCurve: "P-256" });
@@ -34,16 +35,6 @@ CAEBB6FEA0IABG1Aa3QxSM8FtQobNEylco3u7n1RhG4ANjsskZNapX+HSCx4emS+
 `;
 
 /** The AicrError a call throws (fails the test when none). */
-function refusal(fn: () => unknown): AicrError {
-  try {
-    fn();
-  } catch (err) {
-    expect(err).toBeInstanceOf(AicrError);
-    return err as AicrError;
-  }
-  throw new Error("expected a refusal");
-}
-
 /** No message may carry a line of the key's PEM body. */
 function expectNoKeyBytes(err: AicrError, pem: string): void {
   const all = `${err.message} ${err.remedy ?? ""} ${JSON.stringify(err.context)}`;
@@ -81,7 +72,7 @@ test("other curves, RSA and Ed25519 are refused naming what was found and the fo
   ];
   for (const [key, found] of cases) {
     const pem = key.export({ format: "pem", type: "pkcs8" }) as string;
-    const err = refusal(() => loadSigningKey(pem, SOURCE));
+    const err = thrown(() => loadSigningKey(pem, SOURCE));
     expect(err.code).toBe("INVALID_REQUEST");
     expect(err.message).toBe(
       `--key "/keys/k.pem": ${found}; aicr signs with ECDSA P-256 (prime256v1) keys only`,
@@ -94,42 +85,42 @@ test("other curves, RSA and Ed25519 are refused naming what was found and the fo
     [SECP256K1, "secp256k1"],
     [BRAINPOOL, "brainpoolP256r1"],
   ] as const)
-    expect(refusal(() => loadSigningKey(pem, SOURCE)).message).toBe(
+    expect(thrown(() => loadSigningKey(pem, SOURCE)).message).toBe(
       `--key "/keys/k.pem": an EC key on curve ${curve}; aicr signs with ECDSA P-256 (prime256v1) keys only`,
     );
   const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 }).privateKey.export({
     format: "pem",
     type: "pkcs1",
   });
-  expect(refusal(() => loadSigningKey(rsa as string, SOURCE)).message).toContain(
+  expect(thrown(() => loadSigningKey(rsa as string, SOURCE)).message).toContain(
     "an RSA private key (PKCS#1)",
   );
 });
 
 test("the wrong kind of PEM for signing: a public key, an encrypted PKCS#8 or OpenSSL key, a certificate, no block", () => {
-  expect(refusal(() => loadSigningKey(spki, SOURCE)).remedy).toContain("aicr image verify --key");
+  expect(thrown(() => loadSigningKey(spki, SOURCE)).remedy).toContain("aicr image verify --key");
   const enc = p256.privateKey.export({
     format: "pem",
     type: "pkcs8",
     cipher: "aes-256-cbc",
     passphrase: "pw",
   });
-  expect(refusal(() => loadSigningKey(enc as string, SOURCE)).message).toContain("ENCRYPTED PRIVATE KEY");
+  expect(thrown(() => loadSigningKey(enc as string, SOURCE)).message).toContain("ENCRYPTED PRIVATE KEY");
   const legacy = p256.privateKey.export({
     format: "pem",
     type: "sec1",
     cipher: "aes-256-cbc",
     passphrase: "pw",
   });
-  const err = refusal(() => loadSigningKey(legacy as string, SOURCE));
+  const err = thrown(() => loadSigningKey(legacy as string, SOURCE));
   expect(err.message).toContain("passphrase-protected OpenSSL");
   expectNoKeyBytes(err, legacy as string);
   expect(
-    refusal(() => loadSigningKey("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", SOURCE))
+    thrown(() => loadSigningKey("-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n", SOURCE))
       .message,
   ).toContain('a PEM "CERTIFICATE" block');
-  expect(refusal(() => loadSigningKey("just text", SOURCE)).message).toContain("no PEM key block found");
-  expect(refusal(() => loadSigningKey(sec1 + pkcs8, SOURCE)).message).toContain(
+  expect(thrown(() => loadSigningKey("just text", SOURCE)).message).toContain("no PEM key block found");
+  expect(thrown(() => loadSigningKey(sec1 + pkcs8, SOURCE)).message).toContain(
     "2 PEM blocks (EC PRIVATE KEY, PRIVATE KEY)",
   );
 });
@@ -137,14 +128,14 @@ test("the wrong kind of PEM for signing: a public key, an encrypted PKCS#8 or Op
 test("a damaged key block is refused without echoing it", () => {
   const body = sec1.split("\n");
   const truncated = [body[0], body[1], body[2]?.slice(0, 20), body.at(-2)].join("\n");
-  const err = refusal(() => loadSigningKey(truncated, SOURCE));
+  const err = thrown(() => loadSigningKey(truncated, SOURCE));
   expect(err.message).toMatch(/not valid base64|could not be parsed/);
   expectNoKeyBytes(err, sec1);
   const junk = "-----BEGIN EC PRIVATE KEY-----\nAAAAAAAA\n-----END EC PRIVATE KEY-----\n";
-  expect(refusal(() => loadSigningKey(junk, SOURCE)).message).toBe(
+  expect(thrown(() => loadSigningKey(junk, SOURCE)).message).toBe(
     '--key "/keys/k.pem": the EC PRIVATE KEY (SEC1) block could not be parsed as a private key',
   );
-  expect(refusal(() => loadSigningKey("-----BEGIN EC PRIVATE KEY-----\nAAAA\n", SOURCE)).message).toContain(
+  expect(thrown(() => loadSigningKey("-----BEGIN EC PRIVATE KEY-----\nAAAA\n", SOURCE)).message).toContain(
     "no END line",
   );
 });
@@ -153,7 +144,7 @@ test("a verification key: SPKI P-256 only; a private key given is refused with t
   const key = loadVerificationKey(spki, SOURCE);
   expect(key.fingerprint).toBe(fingerprint);
   for (const pem of [sec1, pkcs8]) {
-    const err = refusal(() => loadVerificationKey(pem, SOURCE));
+    const err = thrown(() => loadVerificationKey(pem, SOURCE));
     expect(err.message).toContain("a private key");
     expect(err.message).toContain("where the public key is expected");
     expect(err.remedy).toContain("-pubout");
@@ -163,14 +154,14 @@ test("a verification key: SPKI P-256 only; a private key given is refused with t
     format: "pem",
     type: "spki",
   });
-  expect(refusal(() => loadVerificationKey(p384 as string, SOURCE)).message).toBe(
+  expect(thrown(() => loadVerificationKey(p384 as string, SOURCE)).message).toBe(
     '--key "/keys/k.pem": an EC key on curve secp384r1; expected an ECDSA P-256 (prime256v1) public key',
   );
   const rsa = generateKeyPairSync("rsa", { modulusLength: 1024 }).publicKey.export({
     format: "pem",
     type: "pkcs1",
   });
-  expect(refusal(() => loadVerificationKey(rsa as string, SOURCE)).message).toContain(
+  expect(thrown(() => loadVerificationKey(rsa as string, SOURCE)).message).toContain(
     'a PEM "RSA PUBLIC KEY" block',
   );
 });

@@ -13,23 +13,13 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { AicrError } from "../../src/core/errors.ts";
 import { archiveStatOf } from "../../src/image/sign/options.ts";
 import { rewriteFile } from "../../src/image/sign/rewrite.ts";
+import { rejection } from "../support/reject.ts";
 
 const dir = mkdtempSync(join(tmpdir(), "aicr-rewrite-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 const enc = (s: string) => new TextEncoder().encode(s);
-
-async function refusal(p: Promise<unknown>): Promise<AicrError> {
-  try {
-    await p;
-  } catch (err) {
-    expect(err).toBeInstanceOf(AicrError);
-    return err as AicrError;
-  }
-  throw new Error("expected a refusal");
-}
 
 test("the new content replaces the old, with the original's permission bits and no temp file left", async () => {
   const path = join(dir, "a.tar");
@@ -46,21 +36,21 @@ test("a file changed, removed or replaced by a symlink since it was read is left
   writeFileSync(path, "read once");
   let before = archiveStatOf(path);
   writeFileSync(path, "written by someone else");
-  expect((await refusal(rewriteFile(path, enc("signed"), before))).code).toBe("CONFLICT");
+  expect((await rejection(rewriteFile(path, enc("signed"), before))).code).toBe("CONFLICT");
   expect(readFileSync(path, "utf8")).toBe("written by someone else");
 
   before = archiveStatOf(path);
   utimesSync(path, new Date(1000), new Date(1000)); // same size, touched
-  expect((await refusal(rewriteFile(path, enc("signed"), before))).message).toContain("was changed");
+  expect((await rejection(rewriteFile(path, enc("signed"), before))).message).toContain("was changed");
 
   before = archiveStatOf(path);
   unlinkSync(path);
   symlinkSync(join(dir, "elsewhere"), path);
-  expect((await refusal(rewriteFile(path, enc("signed"), before))).message).toContain(
+  expect((await rejection(rewriteFile(path, enc("signed"), before))).message).toContain(
     "replaced by a symlink",
   );
   unlinkSync(path);
-  expect((await refusal(rewriteFile(path, enc("signed"), before))).message).toContain("was removed");
+  expect((await rejection(rewriteFile(path, enc("signed"), before))).message).toContain("was removed");
   expect(readdirSync(dir).filter((f) => f.endsWith(".tmp"))).toEqual([]);
 });
 

@@ -3,6 +3,7 @@
  * offline flags, the image archive signed and its referrer graph, and archives altered the ways an
  * attacker would (a layer's bytes, a swapped SBOM) for `aicr image verify` to refuse.
  */
+import { test } from "bun:test";
 import { copyFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -223,6 +224,22 @@ export interface Pushed {
   /** Why the referrers-API registry is not among the targets. */
   apiMissing?: string | undefined;
   stop(): Promise<void>;
+}
+
+/**
+ * One test per registry of `pushed()` (read when the test runs, after beforeAll): Debian's
+ * docker-registry 2.8 (tag scheme) and go-containerregistry's (referrers API), `fn` given its target.
+ */
+export function eachTarget(pushed: () => Pushed, name: string, fn: (t: Target) => Promise<void>): void {
+  test.each([["docker-registry 2.8", "tag-scheme"] as const, ["go-containerregistry", "api"] as const])(
+    `${name} — %s (%s)`,
+    async (_label, via) => {
+      const p = pushed();
+      const t = p.targets.find((x) => x.via === via);
+      if (!t) throw new Error(`the referrers-API registry is missing: ${p.apiMissing}`);
+      await fn(t);
+    },
+  );
 }
 
 /**

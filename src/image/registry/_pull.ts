@@ -83,16 +83,7 @@ export async function getManifest(t: PullTarget, ref: string): Promise<PulledMan
     headers: { accept: MANIFEST_ACCEPT },
   });
   const doing = `Reading manifest ${ref}`;
-  if (res.status === 404) {
-    await drain(res);
-    return undefined;
-  }
-  if (res.status !== 200) {
-    if (res.ok) await drain(res);
-    throw res.ok
-      ? protocolError(doing, t.registry, `HTTP ${res.status}`)
-      : await httpError(res, doing, t.registry);
-  }
+  if (!(await found(res, doing, t.registry))) return undefined;
   const what = isDigest(ref) ? `manifest ${ref}` : `the manifest tagged ${ref}`;
   const bytes = await readBounded(res, MAX_MANIFEST_BYTES, what);
   const digest = sha256Digest(bytes);
@@ -101,6 +92,20 @@ export async function getManifest(t: PullTarget, ref: string): Promise<PulledMan
   if (said && isDigest(said) && said !== digest)
     throw new ContentError(`${what} has digest ${digest}, the registry names it ${said}`, t.registry);
   return { digest, mediaType: mediaTypeOf(res.headers.get("content-type"), bytes), bytes };
+}
+
+/** 200 → true (the body is the caller's to read); 404 → false; anything else → the error it is. */
+async function found(res: Response, doing: string, registry: string): Promise<boolean> {
+  if (res.status === 404) {
+    await drain(res);
+    return false;
+  }
+  if (res.status === 200) return true;
+  if (res.ok) {
+    await drain(res);
+    throw protocolError(doing, registry, `HTTP ${res.status}`);
+  }
+  throw await httpError(res, doing, registry);
 }
 
 /** The Content-Type without parameters; when absent or generic, the body's own mediaType field. */
@@ -156,16 +161,7 @@ export async function fetchBlob(
     url = t.client.resolve(location);
     res = await t.client.send(url, { method: "GET" });
   }
-  if (res.status === 404) {
-    await drain(res);
-    return undefined;
-  }
-  if (res.status !== 200) {
-    if (res.ok) await drain(res);
-    throw res.ok
-      ? protocolError(doing, t.registry, `HTTP ${res.status}`)
-      : await httpError(res, doing, t.registry);
-  }
+  if (!(await found(res, doing, t.registry))) return undefined;
   const hash = new Bun.CryptoHasher("sha256");
   const chunks: Uint8Array[] = [];
   let n = 0;
