@@ -3,9 +3,12 @@
  * uncompressed as unpacked) read from dist/aicr-image-<version>/, then medians of wall time and peak
  * RSS for `npm run image` with fresh binaries, `aicr image save`, and `aicr image push` of the
  * archive to Debian's docker-registry on loopback (TLS, htpasswd): a first push into an empty
- * repository and a repeated one (nothing uploaded). Needs `npm run image` first. Asserts nothing.
+ * repository and a repeated one (nothing uploaded). The supply chain too: `npm run image --key`,
+ * `aicr image sign` of a copy of the unsigned archive, `aicr image verify` of that archive and of the
+ * pushed image in the registry. Needs `npm run image` first; leaves dist/ unsigned. Asserts nothing.
  */
-import { mkdtempSync, rmSync } from "node:fs";
+import { generateKeyPairSync } from "node:crypto";
+import { copyFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -63,6 +66,29 @@ for (let i = 0; i < Math.min(runs, 3); i++) build.push(await timed([process.exec
 report("npm run image (binaries fresh, caches warm)", build);
 
 const work = mkdtempSync(join(tmpdir(), "aicr-bench-image-"));
+const pair = generateKeyPairSync("ec", { namedCurve: "P-256" });
+const key = join(work, "bench.key");
+const pub = join(work, "bench.pub");
+writeFileSync(key, pair.privateKey.export({ format: "pem", type: "sec1" }), { mode: 0o600 });
+writeFileSync(pub, pair.publicKey.export({ format: "pem", type: "spki" }));
+const unsigned = join(work, "unsigned.tar");
+copyFileSync(archive, unsigned);
+const sign: { ms: number; rss: number }[] = [];
+for (let i = 0; i < runs; i++) {
+  const copy = join(work, `signed-${i}.tar`);
+  copyFileSync(unsigned, copy);
+  sign.push(await timed([aicr, "image", "sign", copy, "--key", key]));
+}
+report("aicr image sign (both platforms: 7 signatures)", sign);
+const verifyArchive: { ms: number; rss: number }[] = [];
+for (let i = 0; i < runs; i++)
+  verifyArchive.push(await timed([aicr, "image", "verify", join(work, "signed-0.tar"), "--key", pub]));
+report("aicr image verify <archive> (9 checks)", verifyArchive);
+const signedBuild: { ms: number; rss: number }[] = [];
+for (let i = 0; i < Math.min(runs, 3); i++)
+  signedBuild.push(await timed([process.execPath, "scripts/image.ts", "--key", key]));
+report("npm run image --key (binaries fresh, caches warm)", signedBuild);
+
 const save: { ms: number; rss: number }[] = [];
 for (let i = 0; i < runs; i++)
   save.push(await timed([aicr, "image", "save", "-o", join(work, `save-${i}.tar`)]));
@@ -93,9 +119,32 @@ try {
     first.push(await push(`bench/first-${i}`));
     again.push(await push(`bench/first-${i}`));
   }
-  report("aicr image push, empty repository", first);
+  report("aicr image push (signed, 11 referrers), empty repository", first);
   report("aicr image push, again (nothing uploaded)", again);
+  const verifyRegistry: { ms: number; rss: number }[] = [];
+  for (let i = 0; i < runs; i++)
+    verifyRegistry.push(
+      await timed(
+        [
+          aicr,
+          "image",
+          "verify",
+          `${registry.host}/bench/first-0:v${pkg.version}`,
+          "--key",
+          pub,
+          "--ca-file",
+          registry.caFile,
+          "--username",
+          "bench",
+          "--password-stdin",
+        ],
+        `${password}\n`,
+      ),
+    );
+  report("aicr image verify <registry>/<repository>:<tag> (9 checks, tag scheme)", verifyRegistry);
 } finally {
   await registry.stop();
   rmSync(work, { recursive: true, force: true });
+  // dist/ as the tests expect it: unsigned
+  await timed([process.execPath, "scripts/image.ts"]);
 }
