@@ -97,22 +97,13 @@ report("aicr image save", save);
 const password = "bench-Secret-1";
 const registry = await startRegistry({ tls: true, htpasswd: { user: "bench", password } });
 try {
-  const push = (repo: string) =>
+  /** `aicr image <verb> …` against the registry, logged in with --password-stdin. */
+  const withRegistry = (verb: string, ...args: string[]) =>
     timed(
-      [
-        aicr,
-        "image",
-        "push",
-        archive,
-        `${registry.host}/${repo}`,
-        "--ca-file",
-        registry.caFile,
-        "--username",
-        "bench",
-        "--password-stdin",
-      ],
+      [aicr, "image", verb, ...args, "--ca-file", registry.caFile, "--username", "bench", "--password-stdin"],
       `${password}\n`,
     );
+  const push = (repo: string) => withRegistry("push", archive, `${registry.host}/${repo}`);
   const first: { ms: number; rss: number }[] = [];
   const again: { ms: number; rss: number }[] = [];
   for (let i = 0; i < runs; i++) {
@@ -124,22 +115,7 @@ try {
   const verifyRegistry: { ms: number; rss: number }[] = [];
   for (let i = 0; i < runs; i++)
     verifyRegistry.push(
-      await timed(
-        [
-          aicr,
-          "image",
-          "verify",
-          `${registry.host}/bench/first-0:v${pkg.version}`,
-          "--key",
-          pub,
-          "--ca-file",
-          registry.caFile,
-          "--username",
-          "bench",
-          "--password-stdin",
-        ],
-        `${password}\n`,
-      ),
+      await withRegistry("verify", `${registry.host}/bench/first-0:v${pkg.version}`, "--key", pub),
     );
   report("aicr image verify <registry>/<repository>:<tag> (9 checks, tag scheme)", verifyRegistry);
 } finally {
