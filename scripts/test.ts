@@ -17,7 +17,12 @@ import { join } from "node:path";
 const ROOT = join(import.meta.dir, "..");
 /** Run beside the rest: folders (every test file below) and files. */
 const BESIDE = ["test/validate/conformance/", "test/legacy/", "test/e2e/silent-apiserver.test.ts"];
-const args = process.argv.slice(2);
+const given = process.argv.slice(2);
+/**
+ * Headroom for tests that spawn the binary and start servers on a loaded 2-core machine (bun's own
+ * default is 5 s, and bun does not read a timeout from bunfig.toml); a --timeout given wins.
+ */
+const args = given.some((a) => a.startsWith("--timeout")) ? given : ["--timeout=60000", ...given];
 const bun = process.execPath;
 
 const run = async (argv: string[], log?: string): Promise<number> => {

@@ -11,27 +11,38 @@
  * registry with the referrers API. Then what `aicr image verify` must refuse (exit 4, UNAUTHORIZED,
  * the reason naming the digest): a tampered layer (in the archive, and served by a registry mirror
  * that alters one byte), a swapped SBOM (unsigned, and signed by the right key but describing the
- * other platform's manifest), and signatures by another key.
+ * other platform's manifest), and signatures by another key. At the end of the saved image's flow
+ * the site's own tools read the same registry: oras discovers the platform manifest's SBOM,
+ * provenance and signature, and cosign verify --key accepts it offline (skipped, saying why, when
+ * one did not build; supply-chain-{registries,cosign} test them in depth).
  */
 import { afterAll, beforeAll, describe, expect, test } from "bun:test";
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { VERSION } from "../image/_image.ts";
 import {
+  cosignOffline,
   type Graph,
   graphOf,
   type KeyPair,
   opensslKeyPair,
   type Pushed,
   pushedImage,
+  run,
   signedCopy,
   type Target,
   withFlippedBlob,
   withSwappedSbom,
 } from "../tools/supply-chain.ts";
+import { tool } from "../tools/tools.ts";
 import { aicr, type Result } from "./_aicr.ts";
 
 const SETUP_MS = 180_000;
+/** Each test spawns aicr several times (and oras, cosign): headroom on a loaded 2-core machine. */
+const TEST_MS = 120_000;
+const oras = await tool("oras");
+const cosign = await tool("cosign");
+const toolsMissing = [oras.missing, cosign.missing].filter(Boolean).join("; ");
 const EXIT_UNAUTHORIZED = 4;
 
 interface Check {
@@ -98,7 +109,7 @@ describe("the air-gap flow: save → sign → copy → push → verify, and what
   const vias = [["docker-registry 2.8", "tag-scheme"] as const, ["go-containerregistry", "api"] as const];
 
   test.each(vias)(
-    "aicr image save -o a.tar → sign → copied to another directory → push → verify: exit 0, every check named — %s (%s)",
+    `aicr image save -o a.tar → sign → copied to another directory → push → verify: exit 0, every check named; oras and cosign agree${toolsMissing ? ` (their part skipped: ${toolsMissing})` : ""} — %s (%s)`,
     async (_label, via) => {
       const t = target(via);
       const dir = join(p.work, `save-${via}`);
@@ -125,7 +136,35 @@ describe("the air-gap flow: save → sign → copy → push → verify, and what
       expect(r.digest).toBe(g.root.digest);
       expect(r.checks.map((c) => ({ subject: c.subject, check: c.check }))).toEqual(expectedChecks(g));
       expect(r.checks.every((c) => c.ok)).toBe(true);
+
+      // the site's own tools on the same registry, offline
+      const manifest = `${t.repository}-saved@${(g.platforms[0] as Graph["platforms"][number]).descriptor.digest}`;
+      const home = join(dir, "home");
+      mkdirSync(home);
+      const offline = cosignOffline(home);
+      if (oras.path) {
+        const found = await run([oras.path, "discover", "--plain-http", "--format", "json", manifest], {
+          env: offline.env,
+        });
+        expect(found.code, found.stderr).toBe(0);
+        const types = (JSON.parse(found.stdout).referrers as { artifactType: string }[]).map(
+          (x) => x.artifactType,
+        );
+        expect(types.sort()).toEqual([
+          "application/spdx+json",
+          "application/vnd.dev.cosign.artifact.sig.v1+json",
+          "application/vnd.in-toto+json",
+        ]);
+      }
+      if (cosign.path) {
+        const checked = await run(
+          [cosign.path, "verify", ...offline.verify, "--allow-http-registry", "--key", p.keys.pub, manifest],
+          { env: offline.env },
+        );
+        expect(checked.code, checked.stderr).toBe(0);
+      }
     },
+    TEST_MS,
   );
 
   test.each(vias)(
@@ -143,37 +182,46 @@ describe("the air-gap flow: save → sign → copy → push → verify, and what
       expect((await verify(`${t.repository}@${p.graph.root.digest}`, p.keys.pub)).code).toBe(0);
       expect((await verify(p.signed, p.keys.pub)).code).toBe(0);
     },
+    TEST_MS,
   );
 
-  test("a tampered layer in the archive: exit 4, the layer's manifest and digest named", async () => {
-    const { descriptor } = p.graph.platforms[0] as Graph["platforms"][number];
-    const manifest = p.graph.oci.images.find((i) => i.descriptor.digest === descriptor.digest)?.manifest;
-    const layer = manifest?.layers.at(-1)?.digest as string;
-    const tampered = join(p.work, "tampered-layer.tar");
-    writeFileSync(tampered, withFlippedBlob(new Uint8Array(readFileSync(p.signed)), layer));
-    const r = await verify(tampered, p.keys.pub, false);
-    expect(r.code, r.stdout + r.stderr).toBe(EXIT_UNAUTHORIZED);
-    expect(r.stderr).toContain("[UNAUTHORIZED]");
-    expect(r.stdout + r.stderr).toContain(layer);
-  });
-
-  test("a registry mirror that alters one byte of a layer: exit 4, the blobs check of that manifest fails naming the layer", async () => {
-    const t = target("tag-scheme");
-    const { descriptor } = p.graph.platforms[1] as Graph["platforms"][number];
-    const layer = p.graph.oci.images
-      .find((i) => i.descriptor.digest === descriptor.digest)
-      ?.manifest.layers.at(-1)?.digest as string;
-    const mirror = tamperingMirror(`http://${t.host}`, layer);
-    try {
-      const r = await verify(`127.0.0.1:${mirror.port}/aicr:v${VERSION}`, p.keys.pub);
+  test(
+    "a tampered layer in the archive: exit 4, the layer's manifest and digest named",
+    async () => {
+      const { descriptor } = p.graph.platforms[0] as Graph["platforms"][number];
+      const manifest = p.graph.oci.images.find((i) => i.descriptor.digest === descriptor.digest)?.manifest;
+      const layer = manifest?.layers.at(-1)?.digest as string;
+      const tampered = join(p.work, "tampered-layer.tar");
+      writeFileSync(tampered, withFlippedBlob(new Uint8Array(readFileSync(p.signed)), layer));
+      const r = await verify(tampered, p.keys.pub, false);
       expect(r.code, r.stdout + r.stderr).toBe(EXIT_UNAUTHORIZED);
-      expect(failed(r)).toEqual([{ subject: descriptor.digest, check: "blobs" }]);
-      expect(report(r).checks.find((c) => !c.ok)?.reason).toContain(layer);
       expect(r.stderr).toContain("[UNAUTHORIZED]");
-    } finally {
-      mirror.stop(true);
-    }
-  });
+      expect(r.stdout + r.stderr).toContain(layer);
+    },
+    TEST_MS,
+  );
+
+  test(
+    "a registry mirror that alters one byte of a layer: exit 4, the blobs check of that manifest fails naming the layer",
+    async () => {
+      const t = target("tag-scheme");
+      const { descriptor } = p.graph.platforms[1] as Graph["platforms"][number];
+      const layer = p.graph.oci.images
+        .find((i) => i.descriptor.digest === descriptor.digest)
+        ?.manifest.layers.at(-1)?.digest as string;
+      const mirror = tamperingMirror(`http://${t.host}`, layer);
+      try {
+        const r = await verify(`127.0.0.1:${mirror.port}/aicr:v${VERSION}`, p.keys.pub);
+        expect(r.code, r.stdout + r.stderr).toBe(EXIT_UNAUTHORIZED);
+        expect(failed(r)).toEqual([{ subject: descriptor.digest, check: "blobs" }]);
+        expect(report(r).checks.find((c) => !c.ok)?.reason).toContain(layer);
+        expect(r.stderr).toContain("[UNAUTHORIZED]");
+      } finally {
+        mirror.stop(true);
+      }
+    },
+    TEST_MS,
+  );
 
   test.each(vias)(
     "a swapped SBOM (the other platform's, attached to this manifest), unsigned and then signed by the right key: exit 4 both times — %s (%s)",
@@ -203,6 +251,7 @@ describe("the air-gap flow: save → sign → copy → push → verify, and what
       expect(reason).toContain(amd.descriptor.digest);
       expect(r2.stderr).toContain("[UNAUTHORIZED]");
     },
+    TEST_MS,
   );
 
   test.each(vias)(
@@ -223,6 +272,7 @@ describe("the air-gap flow: save → sign → copy → push → verify, and what
       // the stranger's own public key accepts it
       expect((await verify(ref, stranger.pub)).code).toBe(0);
     },
+    TEST_MS,
   );
 });
 
